@@ -1,0 +1,47 @@
+"""advalidate: a verification and property-testing harness for automatic differentiation.
+
+The public API (DESIGN.md, "Python API"): `parse`, `pretty`, `parse_value`, `show_value`,
+`evaluate`, `to_python`, `flatten`, `unflatten`, `Inl`, `Inr`, the error types, and the AD engines
+through `engine_names`, `engine` and `show`.
+"""
+
+from __future__ import annotations
+
+from .impl import engine, engine_names, show
+from .lang.errors import AdvError, BudgetError, DomainError, EvalError, ParseError, TypeCheckError, ValueParseError
+from .lang.program import Program, evaluate, parse, to_python
+from .lang.values import Inl, Inr, flatten, parse_value, show_value, unflatten
+
+__version__ = "0.1.0"
+
+
+def pretty(prog: Program) -> str:
+    """The program's text in canonical layout; it parses back to an equal program."""
+    from .lang.pretty import pretty_module
+
+    return pretty_module(prog.module)
+
+
+__all__ = [
+    "AdvError",
+    "BudgetError",
+    "DomainError",
+    "EvalError",
+    "Inl",
+    "Inr",
+    "ParseError",
+    "Program",
+    "TypeCheckError",
+    "ValueParseError",
+    "engine",
+    "engine_names",
+    "evaluate",
+    "flatten",
+    "parse",
+    "parse_value",
+    "pretty",
+    "show",
+    "show_value",
+    "to_python",
+    "unflatten",
+]

@@ -1,0 +1,112 @@
+"""The `advalidate` command (DESIGN.md, "Command line").
+
+Exit status: 0 nothing found, 1 a finding, 2 bad usage or bad input. Bad input is reported as one
+message naming file, line and column; it never produces a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .lang.errors import AdvError, EvalError, SourceError
+from .lang.program import Program, evaluate, parse
+from .lang.values import parse_value, show_value
+
+EXIT_OK, EXIT_FINDING, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage or input: printed as one line, exit status 2."""
+
+
+def load_program(path: str) -> Program:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read program: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+    return parse(text, filename=path)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    prog = load_program(args.file)
+    x = parse_value(args.input, prog.input_type, filename="--input")
+    print(show_value(evaluate(prog, x, numeric=args.numeric)))
+    return EXIT_OK
+
+
+def _cmd_grad(args: argparse.Namespace) -> int:
+    from .impl import engine
+
+    prog = load_program(args.file)
+    x = parse_value(args.input, prog.input_type, filename="--input")
+    eng = engine(args.engine)
+    y, back = eng.vjp(prog, x, numeric=args.numeric)
+    dy = parse_value(args.cotangent, prog.output_type, filename="--cotangent") if args.cotangent else _ones(y)
+    print(show_value(back(dy)))
+    return EXIT_OK
+
+
+def _ones(y: object) -> object:
+    """The output cotangent that gives the plain gradient of a scalar output (all ones)."""
+    from .lang.values import flatten, unflatten
+
+    return unflatten(y, [1.0] * len(flatten(y)))
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .impl import show
+
+    print(show(load_program(args.file), args.engine))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="advalidate", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="evaluate a program at an input and print its value")
+    run.add_argument("file", metavar="FILE.adv")
+    run.add_argument("--input", required=True, metavar="VALUE", help="input value, e.g. '(12.0, 13.0)'")
+    run.add_argument("--numeric", choices=("float", "mp"), default="float")
+    run.set_defaults(handler=_cmd_run)
+    grad = sub.add_parser("grad", help="print the gradient of a program at an input (reverse mode)")
+    grad.add_argument("file", metavar="FILE.adv")
+    grad.add_argument("--input", required=True, metavar="VALUE")
+    grad.add_argument("--engine", default="tape", help="engine name or module:attr (default: tape)")
+    grad.add_argument("--numeric", choices=("float", "mp"), default="float")
+    grad.add_argument("--cotangent", metavar="VALUE", help="output cotangent (default: all ones)")
+    grad.set_defaults(handler=_cmd_grad)
+    show = sub.add_parser("show", help="print the program transformed by one stage of the algorithm")
+    show.add_argument("file", metavar="FILE.adv")
+    show.add_argument("--engine", default="tape", help="stage name (default: tape)")
+    show.set_defaults(handler=_cmd_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse reports usage errors itself, with status 2
+        return int(exc.code or 0)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except UsageError as exc:
+        print(f"advalidate: {exc}", file=sys.stderr)
+    except SourceError as exc:
+        print(exc.render(), file=sys.stderr)
+    except EvalError as exc:
+        print(f"advalidate: evaluation failed: {exc}", file=sys.stderr)
+    except AdvError as exc:
+        print(f"advalidate: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("advalidate: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Language front end: syntax, types, values and the reference interpreter. Imports nothing else of advalidate."""

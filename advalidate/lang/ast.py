@@ -1,0 +1,337 @@
+"""Surface syntax tree of the language (DESIGN.md, "The language").
+
+Every node carries a source `span` and, after type inference, its type `ty`; neither takes part in
+equality, so a pretty-printed and re-parsed program compares equal to the original.
+Tuples are nested pairs (`(a, b, c)` is `(a, (b, c))`), multi-binder lambdas are nested `Lam`s,
+and built-in names are `Builtin` nodes: they are reserved and cannot be rebound.
+Literal values are non-negative: `-1.0` is `Neg(RealLit(1.0))`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .types import Type
+
+BUILTINS: tuple[str, ...] = (
+    "fst", "snd", "inl", "inr",
+    "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan",
+    "real", "map", "foldl", "zipWith", "sum", "length", "parmap",
+)  # fmt: skip
+UNARY_REAL: tuple[str, ...] = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+KEYWORDS: tuple[str, ...] = ("let", "letrec", "in", "if", "then", "else", "case", "of", "true", "false", "def", "par")
+ARITH_OPS: tuple[str, ...] = ("+", "-", "*", "/")
+CMP_OPS: tuple[str, ...] = ("<", "<=", ">", ">=", "==")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source region: 1-based line and column of its start and (exclusive) end."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+def _meta():
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+class Node:
+    """Base class of syntax nodes."""
+
+    __slots__ = ()
+
+
+# ---- patterns -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PVar(Node):
+    name: str
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class PWild(Node):
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class PUnit(Node):
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class PPair(Node):
+    left: Pattern
+    right: Pattern
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+Pattern = PVar | PWild | PUnit | PPair
+
+
+@dataclass(slots=True)
+class Binder(Node):
+    """A lambda / def parameter: a pattern with an optional type annotation."""
+
+    pat: Pattern
+    annot: Type | None = None
+    span: Span | None = _meta()
+
+
+# ---- expressions ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Var(Node):
+    name: str
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Builtin(Node):
+    name: str
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class RealLit(Node):
+    value: float
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.value) and math.copysign(1.0, self.value) > 0):
+            raise ValueError(f"real literal must be finite and non-negative, got {self.value!r}")
+
+
+@dataclass(slots=True)
+class IntLit(Node):
+    value: int
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+    def __post_init__(self) -> None:
+        if self.value < 0:
+            raise ValueError(f"integer literal must be non-negative, got {self.value!r}")
+
+
+@dataclass(slots=True)
+class BoolLit(Node):
+    value: bool
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class UnitLit(Node):
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class PairE(Node):
+    left: Expr
+    right: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class ListLit(Node):
+    items: list[Expr]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Cons(Node):
+    head: Expr
+    tail: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Lam(Node):
+    binder: Binder
+    body: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class App(Node):
+    fn: Expr
+    arg: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Let(Node):
+    pat: Pattern
+    rhs: Expr
+    body: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class LetRec(Node):
+    """`letrec name b1 .. bn (: result_type)? = rhs in body`."""
+
+    name: str
+    binders: list[Binder]
+    result: Type | None
+    rhs: Expr
+    body: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+    fn_ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class If(Node):
+    cond: Expr
+    then: Expr
+    orelse: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Alt(Node):
+    """A case alternative; `kind` is one of ALT_KINDS and `pats` holds its 0, 1 or 2 patterns."""
+
+    kind: str
+    pats: list[Pattern]
+    body: Expr
+    span: Span | None = _meta()
+
+
+ALT_KINDS = {"inl": 1, "inr": 1, "true": 0, "false": 0, "nil": 0, "cons": 2}
+
+
+@dataclass(slots=True)
+class Case(Node):
+    scrut: Expr
+    alts: list[Alt]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class BinOp(Node):
+    op: str
+    left: Expr
+    right: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+    operand_ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Neg(Node):
+    arg: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Par(Node):
+    left: Expr
+    right: Expr
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+Expr = (
+    Var | Builtin | RealLit | IntLit | BoolLit | UnitLit | PairE | ListLit | Cons | Lam | App
+    | Let | LetRec | If | Case | BinOp | Neg | Par
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class Def(Node):
+    name: str
+    binders: list[Binder]
+    result: Type | None
+    body: Expr
+    span: Span | None = _meta()
+    fn_ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Module(Node):
+    """A parsed file: either one expression (`expr`) or declarations ending in `main` (`defs`)."""
+
+    expr: Expr | None
+    defs: list[Def]
+    span: Span | None = _meta()
+
+
+def module_as_expr(mod: Module) -> Expr:
+    """The program a module denotes, as one expression of arrow type.
+
+    `def f1 ..; def f2 ..; def main ..` denotes `letrec f1 .. in letrec f2 .. in letrec main .. in main`:
+    each definition may call itself and the earlier ones.
+    """
+    if mod.expr is not None:
+        return mod.expr
+    main = mod.defs[-1]
+    body: Expr = Var("main", span=main.span)
+    for d in reversed(mod.defs):
+        body = LetRec(d.name, d.binders, d.result, d.body, body, span=d.span)
+    return body
+
+
+def children(e: Node) -> list[Node]:
+    """Direct sub-expressions (not patterns or binders), in evaluation order."""
+    if isinstance(e, (PairE, Par)):
+        return [e.left, e.right]
+    if isinstance(e, ListLit):
+        return list(e.items)
+    if isinstance(e, Cons):
+        return [e.head, e.tail]
+    if isinstance(e, Lam):
+        return [e.body]
+    if isinstance(e, App):
+        return [e.fn, e.arg]
+    if isinstance(e, Let):
+        return [e.rhs, e.body]
+    if isinstance(e, LetRec):
+        return [e.rhs, e.body]
+    if isinstance(e, If):
+        return [e.cond, e.then, e.orelse]
+    if isinstance(e, Case):
+        return [e.scrut] + [a.body for a in e.alts]
+    if isinstance(e, BinOp):
+        return [e.left, e.right]
+    if isinstance(e, Neg):
+        return [e.arg]
+    return []
+
+
+def node_count(e: Node) -> int:
+    """Number of expression nodes (the size measure used by the generator and the shrinker)."""
+    n, stack = 0, [e]
+    while stack:
+        x = stack.pop()
+        n += 1
+        stack.extend(children(x))
+    return n

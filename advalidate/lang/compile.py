@@ -1,0 +1,327 @@
+"""Closure compiler for core programs: each node becomes a Python closure over a frame.
+
+No Python source is generated and nothing of a program text is ever executed as Python: a
+program is only data steering these closures. Variables are resolved at compile time to
+(depth, slot) addresses in linked frames (`frame[0]` is the enclosing frame, `frame[1]` the
+parameter), so access costs a list index. Scalar primitives and list built-ins are looked up in a
+`prims` table, which is how the same compiler runs the reference interpreter (float or mpmath
+numbers), `to_python` (any numeric namespace) and the AD stages' target programs (whose runtimes
+add primitives of their own). `Compiler` subclasses may add node kinds (`compile_extra`).
+
+A `Budget` counts function calls; running out raises `BudgetError`, so no program hangs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import core as C
+from .errors import BudgetError
+from .values import Inl, Inr
+
+Code = Callable[[list], Any]
+
+
+class Budget:
+    """A step allowance shared by every closure of one compiled program."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.left = limit if limit is not None else float("inf")
+
+    def reset(self) -> None:
+        self.left = self.limit if self.limit is not None else float("inf")
+
+    def exhausted(self) -> BudgetError:
+        return BudgetError(f"step budget of {self.limit} function calls exhausted")
+
+
+class _Scope:
+    __slots__ = ("parent", "slots", "size")
+
+    def __init__(self, parent: _Scope | None, param: str | None) -> None:
+        self.parent = parent
+        self.slots: dict[str, int] = {}
+        self.size = 2
+        if param is not None:
+            self.slots[param] = 1
+
+    def new_slot(self, name: str) -> int:
+        i = self.size
+        self.slots[name] = i
+        self.size += 1
+        return i
+
+    def lookup(self, name: str) -> tuple[int, int]:
+        depth, s = 0, self
+        while s is not None:
+            if name in s.slots:
+                return depth, s.slots[name]
+            depth, s = depth + 1, s.parent
+        raise KeyError(f"unbound variable {name} in core program")
+
+
+def _access(depth: int, slot: int) -> Code:
+    if depth == 0:
+        return lambda f: f[slot]
+    if depth == 1:
+        return lambda f: f[0][slot]
+    if depth == 2:
+        return lambda f: f[0][0][slot]
+
+    def deep(f: list) -> Any:
+        for _ in range(depth):
+            f = f[0]
+        return f[slot]
+
+    return deep
+
+
+class Compiler:
+    """Compiles core expressions (and subclasses' extra nodes) to closures."""
+
+    def __init__(self, prims: Mapping[str, Callable], budget: Budget) -> None:
+        self.prims = prims
+        self.budget = budget
+
+    def compile_program(self, e: C.CExpr) -> Callable[[Any], Any]:
+        """A closed expression of function type, compiled to a Python callable."""
+        scope = _Scope(None, None)
+        code = self.expr(e, scope)
+        size = scope.size
+
+        def run(x: Any) -> Any:
+            frame = [None] * size
+            return code(frame)(x)
+
+        return run
+
+    def expr(self, e: C.CExpr, s: _Scope) -> Code:  # noqa: C901 - one case per construct
+        if isinstance(e, C.Var):
+            return _access(*s.lookup(e.name))
+        if isinstance(e, C.Const):
+            v = self.constant(e)
+            return lambda f: v
+        if isinstance(e, C.Lam):
+            return self.lam(e.param, e.body, s)
+        if isinstance(e, C.App):
+            fn, arg = self.expr(e.fn, s), self.expr(e.arg, s)
+            return lambda f: fn(f)(arg(f))
+        if isinstance(e, C.Let):
+            rhs = self.expr(e.rhs, s)
+            i = s.new_slot(e.name)
+            body = self.expr(e.body, s)
+
+            def let(f: list) -> Any:
+                f[i] = rhs(f)
+                return body(f)
+
+            return let
+        if isinstance(e, C.LetRec):
+            i = s.new_slot(e.name)
+            mk = self.lam(e.param, e.fbody, s)
+            body = self.expr(e.body, s)
+
+            def letrec(f: list) -> Any:
+                f[i] = mk(f)
+                return body(f)
+
+            return letrec
+        if isinstance(e, (C.PairC, C.ParC)):
+            return self.pair(e, s)
+        if isinstance(e, C.Fst):
+            a = self.expr(e.arg, s)
+            return lambda f: a(f)[0]
+        if isinstance(e, C.Snd):
+            a = self.expr(e.arg, s)
+            return lambda f: a(f)[1]
+        if isinstance(e, C.Inl):
+            a = self.expr(e.arg, s)
+            return lambda f: Inl(a(f))
+        if isinstance(e, C.Inr):
+            a = self.expr(e.arg, s)
+            return lambda f: Inr(a(f))
+        if isinstance(e, C.Case):
+            return self.case(e, s)
+        if isinstance(e, C.If):
+            c, t, o = self.expr(e.cond, s), self.expr(e.then, s), self.expr(e.orelse, s)
+            return lambda f: t(f) if c(f) else o(f)
+        if isinstance(e, C.Nil):
+            return lambda f: None
+        if isinstance(e, C.ConsC):
+            h, t = self.expr(e.head, s), self.expr(e.tail, s)
+            return lambda f: (h(f), t(f))
+        if isinstance(e, C.ListCase):
+            return self.list_case(e, s)
+        if isinstance(e, C.Op):
+            return self.op(e, s)
+        return self.compile_extra(e, s)
+
+    def compile_extra(self, e: C.CExpr, s: _Scope) -> Code:
+        raise NotImplementedError(f"{type(self).__name__} cannot compile {type(e).__name__} nodes")
+
+    def constant(self, e: C.Const) -> Any:
+        if isinstance(e.value, float):
+            return self.prims["dconst" if e.deriv else "const"](e.value)
+        return e.value
+
+    def pair(self, e: C.PairC | C.ParC, s: _Scope) -> Code:
+        a, b = self.expr(e.left, s), self.expr(e.right, s)
+        return lambda f: (a(f), b(f))
+
+    def lam(self, param: str, body_e: C.CExpr, s: _Scope) -> Code:
+        inner = _Scope(s, param)
+        body = self.expr(body_e, inner)
+        pad = [None] * (inner.size - 2)
+        budget = self.budget
+
+        def make(f: list) -> Callable[[Any], Any]:
+            def closure(x: Any) -> Any:
+                budget.left -= 1
+                if budget.left < 0:
+                    raise budget.exhausted()
+                return body([f, x, *pad])
+
+            return closure
+
+        return make
+
+    def case(self, e: C.Case, s: _Scope) -> Code:
+        scrut = self.expr(e.scrut, s)
+        li = s.new_slot(e.lname)
+        lb = self.expr(e.lbody, s)
+        ri = s.new_slot(e.rname)
+        rb = self.expr(e.rbody, s)
+
+        def case(f: list) -> Any:
+            v = scrut(f)
+            if type(v) is Inl:
+                f[li] = v.value
+                return lb(f)
+            f[ri] = v.value
+            return rb(f)
+
+        return case
+
+    def list_case(self, e: C.ListCase, s: _Scope) -> Code:
+        scrut = self.expr(e.scrut, s)
+        nil = self.expr(e.nil, s)
+        hi = s.new_slot(e.hname)
+        ti = s.new_slot(e.tname)
+        cons = self.expr(e.cons, s)
+
+        def list_case(f: list) -> Any:
+            v = scrut(f)
+            if v is None:
+                return nil(f)
+            f[hi], f[ti] = v
+            return cons(f)
+
+        return list_case
+
+    def op(self, e: C.Op, s: _Scope) -> Code:
+        try:
+            fn = self.prims[e.op]
+        except KeyError:
+            raise NotImplementedError(f"{type(self).__name__}: no primitive `{e.op}`") from None
+        args = [self.expr(a, s) for a in e.args]
+        if len(args) == 1:
+            (a,) = args
+            return lambda f: fn(a(f))
+        if len(args) == 2:
+            a, b = args
+            return lambda f: fn(a(f), b(f))
+        if len(args) == 3:
+            a, b, c = args
+            return lambda f: fn(a(f), b(f), c(f))
+        return lambda f: fn(*[a(f) for a in args])
+
+
+# ---- the list built-ins, shared by every runtime (lists are cons cells, nil is None) ----------
+
+
+def cells_to_list(xs: Any) -> list:
+    out = []
+    while xs is not None:
+        out.append(xs[0])
+        xs = xs[1]
+    return out
+
+
+def list_to_cells(items: list) -> Any:
+    xs = None
+    for x in reversed(items):
+        xs = (x, xs)
+    return xs
+
+
+def lmap(fn: Callable, xs: Any) -> Any:
+    return list_to_cells([fn(x) for x in cells_to_list(xs)])
+
+
+def lfoldl(fn: Callable, acc: Any, xs: Any) -> Any:
+    while xs is not None:
+        acc = fn(acc)(xs[0])
+        xs = xs[1]
+    return acc
+
+
+def lzipwith(fn: Callable, xs: Any, ys: Any) -> Any:
+    """Pointwise; the result is as long as the shorter list (as Haskell's zipWith)."""
+    out = []
+    while xs is not None and ys is not None:
+        out.append(fn(xs[0])(ys[0]))
+        xs, ys = xs[1], ys[1]
+    return list_to_cells(out)
+
+
+def llength(xs: Any) -> int:
+    n = 0
+    while xs is not None:
+        n += 1
+        xs = xs[1]
+    return n
+
+
+def list_prims(add: Callable, zero: Callable[[], Any]) -> dict[str, Callable]:
+    """The list built-ins; `sum` adds with `add` starting from `zero()`."""
+
+    def lsum(xs: Any) -> Any:
+        acc = zero()
+        while xs is not None:
+            acc = add(acc, xs[0])
+            xs = xs[1]
+        return acc
+
+    def isum(xs: Any) -> int:
+        acc = 0
+        while xs is not None:
+            acc += xs[0]
+            xs = xs[1]
+        return acc
+
+    return {
+        "map": lmap,
+        "parmap": lmap,
+        "foldl": lfoldl,
+        "zipWith": lzipwith,
+        "length": llength,
+        "sum": lsum,
+        "isum": isum,
+    }
+
+
+INT_PRIMS: dict[str, Callable] = {
+    "iadd": lambda a, b: a + b,
+    "isub": lambda a, b: a - b,
+    "imul": lambda a, b: a * b,
+    "ineg": lambda a: -a,
+    "ilt": lambda a, b: a < b,
+    "ile": lambda a, b: a <= b,
+    "igt": lambda a, b: a > b,
+    "ige": lambda a, b: a >= b,
+    "ieq": lambda a, b: a == b,
+}

@@ -1,0 +1,437 @@
+"""The core language: what the interpreter runs and what the AD stages transform.
+
+Desugaring the typed surface tree gives a small, explicitly typed core (seed 000 Fig. 4 with the
+§11 extensions): single-variable lambdas, `let` of one name, `letrec` of one function, pairs with
+projections, binary sums with `case`, `if` on `Bool`, lists with `case`, scalar primitives `Op`, and
+the list built-ins as fully applied `Op`s (partial applications are eta-expanded, keeping
+call-by-value order). Every binder is renamed apart (`x` becomes `x_7`), so later transformations
+can introduce names without capture. Patterns become projections. Case analyses on `Bool`
+(`() + ()`) become `if`, and `inl e` at `Bool` becomes `let _ = e in true`.
+
+Op names: real primitives `add sub mul div neg sin cos tan exp log sqrt tanh atan real`, real
+comparisons `lt le gt ge`, integer primitives `iadd isub imul ineg ilt ile igt ige ieq`, list
+built-ins `map foldl zipWith sum isum length parmap`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from . import ast as A
+from .types import BOOL, UNIT, Arrow, List, Pair, R, Sum, Type, Z, is_bool, prune
+
+REAL_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+REAL_BINARY = ("add", "sub", "mul", "div")
+REAL_CMP = ("lt", "le", "gt", "ge")
+INT_OPS = ("iadd", "isub", "imul", "ineg", "ilt", "ile", "igt", "ige", "ieq")
+LIST_OPS = ("map", "foldl", "zipWith", "sum", "isum", "length", "parmap")
+_ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+_CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq"}
+_BUILTIN_ARITY = {"fst": 1, "snd": 1, "inl": 1, "inr": 1, "real": 1, "map": 2, "parmap": 2, "foldl": 3}
+_BUILTIN_ARITY |= {"zipWith": 3, "sum": 1, "length": 1} | {u: 1 for u in A.UNARY_REAL}
+
+
+class CExpr:
+    __slots__ = ()
+
+
+def _t():
+    return field(default=None, compare=False, kw_only=True)
+
+
+@dataclass(slots=True, eq=False)
+class Var(CExpr):
+    name: str
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Const(CExpr):
+    """A literal: float (R), int (Z), bool (Bool) or () (unit).
+
+    `deriv` marks a real constant that an AD stage introduced into derivative arithmetic (e.g. the
+    1.0 in ∂ tanh = 1 - tanh²): it is not one of the source program's operations.
+    """
+
+    value: object
+    ty: Type = _t()
+    deriv: bool = field(default=False, kw_only=True)
+
+
+@dataclass(slots=True, eq=False)
+class Lam(CExpr):
+    param: str
+    body: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class App(CExpr):
+    fn: CExpr
+    arg: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Let(CExpr):
+    name: str
+    rhs: CExpr
+    body: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class LetRec(CExpr):
+    """`letrec name = \\param -> fbody in body`."""
+
+    name: str
+    param: str
+    fbody: CExpr
+    body: CExpr
+    fn_ty: Type = _t()
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class PairC(CExpr):
+    left: CExpr
+    right: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Fst(CExpr):
+    arg: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Snd(CExpr):
+    arg: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Inl(CExpr):
+    arg: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Inr(CExpr):
+    arg: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Case(CExpr):
+    scrut: CExpr
+    lname: str
+    lbody: CExpr
+    rname: str
+    rbody: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class If(CExpr):
+    cond: CExpr
+    then: CExpr
+    orelse: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Nil(CExpr):
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class ConsC(CExpr):
+    head: CExpr
+    tail: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class ListCase(CExpr):
+    scrut: CExpr
+    nil: CExpr
+    hname: str
+    tname: str
+    cons: CExpr
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Op(CExpr):
+    op: str
+    args: list[CExpr]
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class ParC(CExpr):
+    """`par(s, t)`: both components may be evaluated in parallel (seed 000 §12, s ★ t)."""
+
+    left: CExpr
+    right: CExpr
+    ty: Type = _t()
+
+
+def subexprs(e: CExpr) -> list[CExpr]:
+    """Direct sub-expressions in evaluation order."""
+    if isinstance(e, (Lam,)):
+        return [e.body]
+    if isinstance(e, App):
+        return [e.fn, e.arg]
+    if isinstance(e, Let):
+        return [e.rhs, e.body]
+    if isinstance(e, LetRec):
+        return [e.fbody, e.body]
+    if isinstance(e, (PairC, ParC)):
+        return [e.left, e.right]
+    if isinstance(e, (Fst, Snd, Inl, Inr)):
+        return [e.arg]
+    if isinstance(e, Case):
+        return [e.scrut, e.lbody, e.rbody]
+    if isinstance(e, If):
+        return [e.cond, e.then, e.orelse]
+    if isinstance(e, ConsC):
+        return [e.head, e.tail]
+    if isinstance(e, ListCase):
+        return [e.scrut, e.nil, e.cons]
+    if isinstance(e, Op):
+        return list(e.args)
+    return []
+
+
+class Desugarer:
+    """Translates a typed surface expression to core, renaming every binder apart."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count()
+
+    def fresh(self, base: str) -> str:
+        return f"{base}_{next(self._counter)}"
+
+    def expr(self, e: A.Expr, env: dict[str, str]) -> CExpr:  # noqa: C901 - one case per construct
+        ty = e.ty
+        if isinstance(e, A.Var):
+            return Var(env[e.name], ty=ty)
+        if isinstance(e, A.Builtin):
+            return self._spine(e, [], env, ty)
+        if isinstance(e, A.RealLit):
+            return Const(float(e.value), ty=R)
+        if isinstance(e, A.IntLit):
+            return Const(int(e.value), ty=Z)
+        if isinstance(e, A.BoolLit):
+            return Const(bool(e.value), ty=BOOL)
+        if isinstance(e, A.UnitLit):
+            return Const((), ty=UNIT)
+        if isinstance(e, A.PairE):
+            return PairC(self.expr(e.left, env), self.expr(e.right, env), ty=ty)
+        if isinstance(e, A.Par):
+            return ParC(self.expr(e.left, env), self.expr(e.right, env), ty=ty)
+        if isinstance(e, A.ListLit):
+            out: CExpr = Nil(ty=ty)
+            items = [self.expr(i, env) for i in e.items]
+            names = [self.fresh("el") for _ in items]
+            for n, i in zip(reversed(names), reversed(items), strict=True):
+                out = ConsC(Var(n, ty=i.ty), out, ty=ty)
+            # Bind the elements first so they are evaluated left to right.
+            for n, i in zip(reversed(names), reversed(items), strict=True):
+                out = Let(n, i, out, ty=ty)
+            return out
+        if isinstance(e, A.Cons):
+            return ConsC(self.expr(e.head, env), self.expr(e.tail, env), ty=ty)
+        if isinstance(e, A.Lam):
+            return self._lambda([e.binder], e.body, env, ty)
+        if isinstance(e, A.App):
+            return self._app(e, env)
+        if isinstance(e, A.Let):
+            rhs = self.expr(e.rhs, env)
+            inner = dict(env)
+            binds = self._pattern(e.pat, rhs, inner)
+            return _lets(binds, self.expr(e.body, inner), ty)
+        if isinstance(e, A.LetRec):
+            name = self.fresh(e.name)
+            inner = dict(env)
+            inner[e.name] = name
+            fn = self._lambda(e.binders, e.rhs, inner, e.fn_ty)
+            assert isinstance(fn, Lam)
+            return LetRec(name, fn.param, fn.body, self.expr(e.body, inner), fn_ty=e.fn_ty, ty=ty)
+        if isinstance(e, A.If):
+            return If(self.expr(e.cond, env), self.expr(e.then, env), self.expr(e.orelse, env), ty=ty)
+        if isinstance(e, A.Case):
+            return self._case(e, env)
+        if isinstance(e, A.BinOp):
+            return self._binop(e, env)
+        if isinstance(e, A.Neg):
+            arg = self.expr(e.arg, env)
+            return Op("neg" if prune(ty) == R else "ineg", [arg], ty=ty)
+        raise AssertionError(f"unknown node {type(e).__name__}")
+
+    def _binop(self, e: A.BinOp, env: dict[str, str]) -> CExpr:
+        left, right = self.expr(e.left, env), self.expr(e.right, env)
+        is_int = prune(e.operand_ty) == Z
+        name = _ARITH.get(e.op) or _CMP[e.op]
+        return Op(("i" + name) if is_int else name, [left, right], ty=e.ty)
+
+    def _lambda(self, binders: list[A.Binder], body: A.Expr, env: dict[str, str], ty: Type) -> CExpr:
+        if not binders:
+            return self.expr(body, env)
+        b = binders[0]
+        inner = dict(env)
+        param = self.fresh(b.pat.name if isinstance(b.pat, A.PVar) else "p")
+        t = prune(ty)
+        assert isinstance(t, Arrow)
+        binds = self._pattern(b.pat, Var(param, ty=t.dom), inner, reuse=param)
+        rest = self._lambda(binders[1:], body, inner, t.cod)
+        return Lam(param, _lets(binds, rest, t.cod), ty=t)
+
+    def _pattern(
+        self, p: A.Pattern, value: CExpr, env: dict[str, str], reuse: str | None = None
+    ) -> list[tuple[str, CExpr]]:
+        """Bindings that destructure `value` by `p` (updating env); `reuse` names `value` already."""
+        if isinstance(p, A.PVar):
+            if reuse is not None:
+                env[p.name] = reuse
+                return []
+            name = self.fresh(p.name)
+            env[p.name] = name
+            return [(name, value)]
+        if isinstance(p, (A.PWild, A.PUnit)):
+            return [] if reuse is not None else [(self.fresh("_"), value)]
+        assert isinstance(p, A.PPair)
+        binds: list[tuple[str, CExpr]] = []
+        if reuse is None:
+            reuse = self.fresh("p")
+            binds.append((reuse, value))
+        t = prune(value.ty)
+        assert isinstance(t, Pair)
+        src = Var(reuse, ty=t)
+        binds += self._pattern(p.left, Fst(src, ty=t.left), env)
+        binds += self._pattern(p.right, Snd(src, ty=t.right), env)
+        return binds
+
+    def _alt_body(self, alt: A.Alt, values: list[CExpr], env: dict[str, str]) -> CExpr:
+        inner = dict(env)
+        binds: list[tuple[str, CExpr]] = []
+        for p, v in zip(alt.pats, values, strict=True):
+            binds += self._pattern(p, v, inner)
+        return _lets(binds, self.expr(alt.body, inner), alt.body.ty)
+
+    def _case(self, e: A.Case, env: dict[str, str]) -> CExpr:
+        scrut = self.expr(e.scrut, env)
+        alts = {a.kind: a for a in e.alts}
+        st = prune(scrut.ty)
+        if is_bool(st):
+            t = alts.get("true") or alts["inl"]
+            f = alts.get("false") or alts["inr"]
+            unit = Const((), ty=UNIT)
+            then = self._alt_body(t, [unit] * len(t.pats), env)
+            return If(scrut, then, self._alt_body(f, [unit] * len(f.pats), env), ty=e.ty)
+        if isinstance(st, Sum):
+            ln, rn = self.fresh("l"), self.fresh("r")
+            lb = self._alt_body(alts["inl"], [Var(ln, ty=st.left)], env)
+            rb = self._alt_body(alts["inr"], [Var(rn, ty=st.right)], env)
+            return Case(scrut, ln, lb, rn, rb, ty=e.ty)
+        assert isinstance(st, List)
+        hn, tn = self.fresh("h"), self.fresh("t")
+        nil = self._alt_body(alts["nil"], [], env)
+        cons = self._alt_body(alts["cons"], [Var(hn, ty=st.elem), Var(tn, ty=st)], env)
+        return ListCase(scrut, nil, hn, tn, cons, ty=e.ty)
+
+    def _app(self, e: A.App, env: dict[str, str]) -> CExpr:
+        args: list[A.Expr] = []
+        f: A.Expr = e
+        while isinstance(f, A.App):
+            args.append(f.arg)
+            f = f.fn
+        args.reverse()
+        if isinstance(f, A.Builtin):
+            return self._spine(f, args, env, e.ty)
+        out = self.expr(f, env)
+        for a in args:
+            t = prune(out.ty)
+            assert isinstance(t, Arrow)
+            out = App(out, self.expr(a, env), ty=t.cod)
+        return out
+
+    def _spine(self, b: A.Builtin, args: list[A.Expr], env: dict[str, str], ty: Type) -> CExpr:
+        """A built-in applied to `args`: saturate it, eta-expanding a partial application."""
+        arity = _BUILTIN_ARITY[b.name]
+        fty = prune(b.ty)
+        vals = [self.expr(a, env) for a in args]
+        binds: list[tuple[str, CExpr]] = []
+        if len(vals) < arity:
+            # Evaluate the given arguments now (call by value), abstract over the missing ones.
+            names = [self.fresh("a") for _ in vals]
+            binds = list(zip(names, vals, strict=True))
+            vals = [Var(n, ty=v.ty) for n, v in zip(names, vals, strict=True)]
+        params: list[tuple[str, Type]] = []
+        t = fty
+        for i in range(arity):
+            assert isinstance(t, Arrow)
+            if i >= len(vals):
+                p = self.fresh("v")
+                params.append((p, t.dom))
+                vals.append(Var(p, ty=t.dom))
+            t = prune(t.cod)
+        body = self._saturated(b.name, vals[:arity], t)
+        for p, pt in reversed(params):
+            body = Lam(p, body, ty=Arrow(pt, body.ty))
+        for a in vals[arity:]:
+            ft = prune(body.ty)
+            assert isinstance(ft, Arrow)
+            body = App(body, a, ty=ft.cod)
+        return _lets(binds, body, body.ty)
+
+    def _saturated(self, name: str, args: list[CExpr], ty: Type) -> CExpr:
+        if name == "fst":
+            return Fst(args[0], ty=ty)
+        if name == "snd":
+            return Snd(args[0], ty=ty)
+        if name in ("inl", "inr"):
+            if is_bool(ty):
+                return Let(self.fresh("_"), args[0], Const(name == "inl", ty=BOOL), ty=BOOL)
+            return (Inl if name == "inl" else Inr)(args[0], ty=ty)
+        if name == "sum" and prune(ty) == Z:
+            return Op("isum", args, ty=ty)
+        return Op(name, args, ty=ty)
+
+
+def _lets(binds: list[tuple[str, CExpr]], body: CExpr, ty: Type) -> CExpr:
+    for name, rhs in reversed(binds):
+        body = Let(name, rhs, body, ty=ty)
+    return body
+
+
+def desugar(e: A.Expr) -> CExpr:
+    """The core program of a typed surface expression."""
+    return Desugarer().expr(e, {})
+
+
+def free_vars(e: CExpr) -> set[str]:
+    """Free variables of a core expression (names are unique, so no shadowing to worry about)."""
+    bound: set[str] = set()
+    used: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Var):
+            used.add(x.name)
+        elif isinstance(x, Lam):
+            bound.add(x.param)
+        elif isinstance(x, Let):
+            bound.add(x.name)
+        elif isinstance(x, LetRec):
+            bound |= {x.name, x.param}
+        elif isinstance(x, Case):
+            bound |= {x.lname, x.rname}
+        elif isinstance(x, ListCase):
+            bound |= {x.hname, x.tname}
+        stack.extend(subexprs(x))
+    return used - bound

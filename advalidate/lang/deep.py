@@ -1,0 +1,84 @@
+"""Run deeply recursive evaluations without `RecursionError`.
+
+Compiled programs recurse in Python as deeply as the object program does (a 100,000-deep
+`letrec` is a few hundred thousand Python frames). `run_deep` runs a call on a dedicated thread
+with a large C stack and a raised recursion limit; calls made from that thread run in place.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from queue import SimpleQueue
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+STACK_BYTES = 1 << 30
+RECURSION_LIMIT = 4_000_000
+
+_local = threading.local()
+_queue: SimpleQueue = SimpleQueue()
+_worker: threading.Thread | None = None
+_lock = threading.Lock()
+
+
+def _serve() -> None:
+    _local.deep = True
+    while True:
+        fut, fn, args, kwargs = _queue.get()
+        if not fut.set_running_or_notify_cancel():
+            continue
+        # The limit is process-wide; it is raised only while the caller waits for this call.
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the caller, who re-raises it
+            fut.set_exception(exc)
+        finally:
+            sys.setrecursionlimit(old)
+
+
+def _ensure_worker() -> None:
+    global _worker
+    with _lock:
+        if _worker is not None and _worker.is_alive():
+            return
+        old = threading.stack_size()
+        threading.stack_size(STACK_BYTES)
+        try:
+            _worker = threading.Thread(target=_serve, name="advalidate-deep", daemon=True)
+            _worker.start()
+        finally:
+            threading.stack_size(old)
+
+
+def in_deep_thread() -> bool:
+    return getattr(_local, "deep", False)
+
+
+def run_deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`fn(*args, **kwargs)`, evaluated on the large-stack thread."""
+    if in_deep_thread():
+        return fn(*args, **kwargs)
+    _ensure_worker()
+    fut: Future = Future()
+    _queue.put((fut, fn, args, kwargs))
+    return fut.result()
+
+
+def deep_thread_factory(target: Callable[[], None], name: str) -> threading.Thread:
+    """A thread with the same large stack, for pools that evaluate programs (the parallel engine)."""
+
+    def body() -> None:
+        _local.deep = True
+        target()
+
+    old = threading.stack_size()
+    threading.stack_size(STACK_BYTES)
+    try:
+        return threading.Thread(target=body, name=name, daemon=True)
+    finally:
+        threading.stack_size(old)

@@ -1,0 +1,77 @@
+"""Typed errors of the front end and of evaluation.
+
+Front-end errors (`ParseError`, `TypeCheckError`, `ValueParseError`) carry a location and render as
+`file:line:col: error: message` followed by the offending source line and a caret, so the CLI can
+print them as they are and exit with status 2. Evaluation errors (`DomainError`, `BudgetError`) are
+ordinary outcomes of running a program, never crashes.
+"""
+
+from __future__ import annotations
+
+from .ast import Span
+
+
+class AdvError(Exception):
+    """Base class of every error advalidate raises on purpose."""
+
+
+class SourceError(AdvError):
+    """An error located in a source text."""
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Span | None = None, source: str | None = None) -> None:
+        self.message = message
+        self.span = span
+        self.source = source
+        super().__init__(self.render())
+
+    @property
+    def line(self) -> int | None:
+        return self.span.line if self.span else None
+
+    @property
+    def column(self) -> int | None:
+        return self.span.col if self.span else None
+
+    def render(self) -> str:
+        if self.span is None:
+            return f"{self.kind}: {self.message}"
+        head = f"{self.span.file}:{self.span.line}:{self.span.col}: {self.kind}: {self.message}"
+        if not self.source:
+            return head
+        lines = self.source.splitlines()
+        if not 1 <= self.span.line <= len(lines):
+            return head
+        text = lines[self.span.line - 1].expandtabs(1)
+        width = 1
+        if self.span.end_line == self.span.line:
+            width = max(1, self.span.end_col - self.span.col)
+        width = min(width, max(1, len(text) - self.span.col + 1))
+        return f"{head}\n  {text}\n  {' ' * (self.span.col - 1)}{'^' * width}"
+
+
+class ParseError(SourceError):
+    kind = "parse error"
+
+
+class TypeCheckError(SourceError):
+    kind = "type error"
+
+
+class ValueParseError(SourceError):
+    """A value literal (e.g. `--input`) that does not parse or does not have the expected type."""
+
+    kind = "bad value"
+
+
+class EvalError(AdvError):
+    """Running a program went wrong in a way that is the program's, not the tool's, fault."""
+
+
+class DomainError(EvalError):
+    """log/sqrt of a non-positive number, division by zero, tan at a pole, or a non-finite result."""
+
+
+class BudgetError(EvalError):
+    """The step budget ran out (the program may not terminate, or is too large to run here)."""

@@ -1,0 +1,135 @@
+"""Lexer of the language (DESIGN.md, "The language"): source text to tokens with 1-based spans.
+
+Line breaks are exactly the ones `str.splitlines` recognises and a tab is one column, so a token's
+span matches what `SourceError.render` shows under the caret.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .ast import KEYWORDS, Span
+from .errors import ParseError
+
+SYMBOLS: tuple[str, ...] = (
+    "->", "::", "<=", ">=", "==",
+    "\\", "=", "(", ")", ",", ":", ";", "{", "}", "[", "]", "+", "-", "*", "/", "<", ">", "_",
+)  # fmt: skip
+MAX_INT_DIGITS = 4000  # Python refuses to convert longer digit strings (sys.int_info.default_max_str_digits)
+
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_TOKEN_RE = re.compile(
+    rf"""
+    (?P<symbol>->|::|<=|>=|==|[\\=(),:;{{}}\[\]+*/<>]|-(?!-))
+  | (?P<space>[ \t]+)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_']*)
+  | (?P<number>[0-9]+(?P<frac>\.[0-9]+)?(?P<exp>[eE][+-]?[0-9]+)?)
+  | (?P<newline>\r\n|[{_LINE_BREAKS}])
+  | (?P<comment>--[^{_LINE_BREAKS}]*)
+  | (?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_NUMBER_TAIL_RE = re.compile(r"[A-Za-z0-9_'.]+")
+_KEYWORDS = frozenset(KEYWORDS)
+
+
+@dataclass(slots=True)
+class Token:
+    """A token. `kind` is "NAME", "INT", "REAL", "EOF", or the keyword or symbol text itself."""
+
+    kind: str
+    text: str
+    file: str
+    line: int
+    col: int
+    value: int | float | None = None
+
+    @property
+    def span(self) -> Span:
+        return Span(self.file, self.line, self.col, self.line, self.col + len(self.text))
+
+    def describe(self) -> str:
+        """How error messages name this token ("end of input", "'let'", ...)."""
+        if self.kind == "EOF":
+            return "end of input"
+        text = self.text if len(self.text) <= 30 else self.text[:27] + "..."
+        return repr(text) if "'" in text else f"'{text}'"
+
+
+class _Lexer:
+    def __init__(self, text: str, filename: str) -> None:
+        self.text = text
+        self.file = filename
+        self.line = 1
+        self.line_start = 0
+
+    def col(self, pos: int) -> int:
+        return pos - self.line_start + 1
+
+    def error(self, message: str, start: int, end: int) -> ParseError:
+        col = self.col(start)
+        return ParseError(message, Span(self.file, self.line, col, self.line, col + end - start), self.text)
+
+    def run(self) -> list[Token]:
+        """One regular-expression scan; this loop is the hot path for very long inputs."""
+        tokens: list[Token] = []
+        append, file, line, line_start = tokens.append, self.file, 1, 0
+        for m in _TOKEN_RE.finditer(self.text):
+            kind = m.lastgroup
+            if kind == "symbol":
+                text = m.group()
+                append(Token(text, text, file, line, m.start() - line_start + 1))
+            elif kind == "name":
+                text = m.group()
+                tok_kind = "_" if text == "_" else text if text in _KEYWORDS else "NAME"
+                append(Token(tok_kind, text, file, line, m.start() - line_start + 1))
+            elif kind == "newline":
+                line, line_start = line + 1, m.end()
+            elif kind in ("number", "bad"):
+                self.line, self.line_start = line, line_start
+                if kind == "bad":
+                    raise self.bad_character(m.start())
+                append(self.number(m))
+        append(Token("EOF", "", file, line, len(self.text) - line_start + 1))
+        return tokens
+
+    def number(self, m: re.Match[str]) -> Token:
+        """INT or REAL; a number glued to letters or dots (`2x`, `1.`, `1e`) is malformed."""
+        text, start, end = m.group(), m.start(), m.end()
+        tail = _NUMBER_TAIL_RE.match(self.text, end)
+        if tail is not None:
+            bad = text + tail.group()
+            shown = bad if len(bad) <= 30 else bad[:27] + "..."
+            raise self.error(
+                f"malformed number '{shown}': write digits with an optional fraction and exponent, "
+                "like 3, 1.5 or 2.5e-3, and separate numbers from names by a space",
+                start,
+                tail.end(),
+            )
+        if m.group("frac") is None and m.group("exp") is None:
+            if len(text) > MAX_INT_DIGITS:
+                raise self.error(f"integer literal too long (more than {MAX_INT_DIGITS} digits)", start, end)
+            return Token("INT", text, self.file, self.line, self.col(start), int(text))
+        value = float(text)
+        if value == float("inf"):
+            raise self.error(f"real literal '{text[:30]}' is too large (it overflows a double)", start, end)
+        return Token("REAL", text, self.file, self.line, self.col(start), value)
+
+    def bad_character(self, pos: int) -> ParseError:
+        ch = self.text[pos]
+        name = unicodedata.name(ch, None)
+        named = f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X}"
+        hint = ""
+        if ch in "'\"":
+            hint = ": the language has no strings or characters"
+        elif ch == ".":
+            hint = ": a real literal needs digits on both sides of '.', like 1.0"
+        return self.error(f"unexpected character {ch!r} ({named}){hint}", pos, pos + 1)
+
+
+def tokenize(text: str, filename: str = "<input>") -> list[Token]:
+    """Split `text` into tokens ending with one EOF token; raises ParseError on a bad character."""
+    return _Lexer(text, filename).run()

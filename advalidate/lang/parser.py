@@ -1,0 +1,614 @@
+"""Hand-written recursive-descent parser (DESIGN.md, "The language (contract)").
+
+Binary operators are parsed by one iterative operator-precedence loop, so long operator, `::`,
+application and unary-minus chains cost no Python recursion; real nesting (brackets, `let`, `\\`, ...)
+is bounded by MAX_DEPTH, and so is the depth of the resulting tree, because every later pass
+(type inference, interpreters, engines, the pretty-printer) walks it recursively.
+
+Two small extensions of the grammar make every syntax tree printable: a binder may also be `_`,
+`()` or a parenthesised pattern `(p)`, and a pattern may be parenthesised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from . import ast as A
+from . import types as T
+from .deep import run_deep
+from .errors import ParseError
+from .lexer import Token, tokenize
+
+MAX_DEPTH = 200
+
+_BINARY: dict[str, tuple[int, str]] = {
+    "<": (1, "none"), "<=": (1, "none"), ">": (1, "none"), ">=": (1, "none"), "==": (1, "none"),
+    "::": (2, "right"),
+    "+": (3, "left"), "-": (3, "left"),
+    "*": (4, "left"), "/": (4, "left"),
+}  # fmt: skip
+_ATOM_START = frozenset({"NAME", "INT", "REAL", "true", "false", "(", "[", "par"})
+_BINDER_START = frozenset({"NAME", "(", "_"})
+_BLOCK_START = {"\\": "a lambda", "let": "a 'let'", "letrec": "a 'letrec'", "if": "an 'if'", "case": "a 'case'"}
+_ALT_PAIRS = {"inl": "inr", "inr": "inl", "true": "false", "false": "true", "nil": "cons", "cons": "nil"}
+_ALT_SHOWN = {"inl": "'inl'", "inr": "'inr'", "true": "'true'", "false": "'false'", "nil": "'[]'", "cons": "'::'"}
+_TYPE_NAMES = {"R": T.R, "Z": T.Z, "Bool": T.BOOL}
+_BUILTINS = frozenset(A.BUILTINS)
+_KEYWORDS = frozenset(A.KEYWORDS)
+
+Result = TypeVar("Result")
+
+
+class _Parser:
+    """Parser state: the token list, the cursor and the current nesting depth."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        self.text = text
+        self.file = filename
+        self.toks = tokenize(text, filename)
+        self.i = 0
+        self.depth = 0
+
+    # ---- token helpers --------------------------------------------------------------------
+
+    def peek(self, ahead: int = 0) -> Token:
+        return self.toks[min(self.i + ahead, len(self.toks) - 1)]
+
+    def advance(self) -> Token:
+        tok = self.toks[self.i]
+        if tok.kind != "EOF":
+            self.i += 1
+        return tok
+
+    def accept(self, kind: str) -> Token | None:
+        return self.advance() if self.peek().kind == kind else None
+
+    def expect(self, kind: str, context: str = "") -> Token:
+        tok = self.peek()
+        if tok.kind != kind:
+            shown = "a name" if kind == "NAME" else f"'{kind}'"
+            raise self.error(f"expected {shown}{context}, found {tok.describe()}", tok)
+        return self.advance()
+
+    def error(self, message: str, where: Token | A.Span | None = None) -> ParseError:
+        span = where.span if isinstance(where, Token) else where
+        return ParseError(message, span or self.peek().span, self.text)
+
+    def span_from(self, start: A.Span) -> A.Span:
+        """Span from `start` to the end of the last consumed token."""
+        end = self.toks[self.i - 1].span if self.i > 0 else start
+        return A.Span(self.file, start.line, start.col, end.end_line, end.end_col)
+
+    def enter(self) -> None:
+        """Count one level of nesting (the caller decrements), refusing more than MAX_DEPTH."""
+        if self.depth >= MAX_DEPTH:
+            raise self.error(f"input nested too deeply (more than {MAX_DEPTH} levels of brackets or blocks)")
+        self.depth += 1
+
+    def nested(self, parse: Callable[[], Result]) -> Result:
+        self.enter()
+        try:
+            return parse()
+        finally:
+            self.depth -= 1
+
+    def finish(self, what: str) -> None:
+        tok = self.peek()
+        if tok.kind != "EOF":
+            hint = ""
+            if tok.kind in _BLOCK_START:
+                hint = f"; {_BLOCK_START[tok.kind]} used as an argument or operand must be parenthesised"
+            raise self.error(f"expected {what}, found {tok.describe()}{hint}", tok)
+
+    # ---- types ------------------------------------------------------------------------------
+
+    def type_(self) -> T.Type:
+        return self.nested(self._arrow_type)
+
+    def _arrow_type(self) -> T.Type:
+        parts = [self._sum_type()]
+        while self.accept("->"):
+            parts.append(self._sum_type())
+        result = parts.pop()
+        for dom in reversed(parts):
+            result = T.Arrow(dom, result)
+        return result
+
+    def _sum_type(self) -> T.Type:
+        result = self._atom_type()
+        while self.accept("+"):
+            result = T.Sum(result, self._atom_type())
+        return result
+
+    def _atom_type(self) -> T.Type:
+        tok = self.peek()
+        if tok.kind == "NAME":
+            if tok.text not in _TYPE_NAMES:
+                raise self.error(
+                    f"unknown type '{tok.text}': types are R, Z, Bool, (), [T], (A, B), A + B and A -> B", tok
+                )
+            self.advance()
+            return _TYPE_NAMES[tok.text]
+        if tok.kind == "[":
+            self.advance()
+            elem = self.type_()
+            self._close("]", tok)
+            return T.List(elem)
+        if tok.kind == "(":
+            return self._paren_type()
+        raise self.error(f"expected a type, found {tok.describe()}", tok)
+
+    def _paren_type(self) -> T.Type:
+        opener = self.advance()
+        if self.accept(")"):
+            return T.UNIT
+        items = [self.type_()]
+        while self.accept(","):
+            items.append(self.type_())
+        self._close(")", opener)
+        return _fold_right(items, T.Pair)
+
+    def _close(self, kind: str, opener: Token) -> Token:
+        tok = self.peek()
+        if tok.kind != kind:
+            where = f"line {opener.span.line}, column {opener.span.col}"
+            raise self.error(
+                f"expected '{kind}' to match the '{opener.text}' at {where}, found {tok.describe()}", tok
+            )
+        return self.advance()
+
+    # ---- patterns and binders ---------------------------------------------------------------
+
+    def pattern(self) -> A.Pattern:
+        return self.nested(self._pattern)
+
+    def _pattern(self) -> A.Pattern:
+        tok = self.peek()
+        if tok.kind == "NAME":
+            return A.PVar(self.bindable_name(), span=tok.span)
+        if tok.kind == "_":
+            self.advance()
+            return A.PWild(span=tok.span)
+        if tok.kind == "(":
+            return self._paren_pattern()
+        self.refuse_keyword(tok)
+        raise self.error(f"expected a pattern (a name, '_', '()' or a tuple), found {tok.describe()}", tok)
+
+    def _paren_pattern(self) -> A.Pattern:
+        opener = self.advance()
+        if self.accept(")"):
+            return A.PUnit(span=self.span_from(opener.span))
+        items = [self.pattern()]
+        while self.accept(","):
+            items.append(self.pattern())
+        self._close(")", opener)
+        return self._tuple(items, A.PPair, opener)
+
+    def bindable_name(self) -> str:
+        """Consume a NAME that is about to be bound; built-in names and keywords are reserved."""
+        tok = self.peek()
+        self.refuse_keyword(tok)
+        if tok.kind != "NAME":
+            raise self.error(f"expected a name, found {tok.describe()}", tok)
+        if tok.text in _BUILTINS:
+            raise self.error(f"'{tok.text}' is a built-in name and is reserved: it cannot be bound", tok)
+        return self.advance().text
+
+    def refuse_keyword(self, tok: Token) -> None:
+        if tok.kind in _KEYWORDS:
+            raise self.error(f"'{tok.text}' is a reserved keyword: it cannot be bound", tok)
+
+    def binder(self) -> A.Binder:
+        tok = self.peek()
+        if tok.kind != "(":
+            pat = self.pattern()
+            return A.Binder(pat, None, span=pat.span)
+        if self.peek(1).kind == ")":
+            pat = self.pattern()
+            return A.Binder(pat, None, span=pat.span)
+        self.advance()
+        pat = self.pattern()
+        if self.accept(":"):
+            annot = self.type_()
+            self._close(")", tok)
+            return A.Binder(pat, annot, span=self.span_from(tok.span))
+        items = [pat]
+        while self.accept(","):
+            items.append(self.pattern())
+        self._close(")", tok)
+        pat = self._tuple(items, A.PPair, tok)
+        return A.Binder(pat, None, span=pat.span)
+
+    def binders(self, after: str) -> list[A.Binder]:
+        """One or more binders; `after` names what they follow, for the error message."""
+        tok = self.peek()
+        self.refuse_keyword(tok)
+        if tok.kind not in _BINDER_START:
+            raise self.error(f"expected a parameter after {after}, found {tok.describe()}", tok)
+        result = [self.binder()]
+        while self.peek().kind in _BINDER_START or self.peek().kind in _KEYWORDS:
+            self.refuse_keyword(self.peek())
+            result.append(self.binder())
+        return result
+
+    # ---- expressions ------------------------------------------------------------------------
+
+    def expr(self) -> A.Expr:
+        self.enter()  # inlined rather than `nested`: every Python frame per nesting level counts
+        try:
+            block = self._BLOCKS.get(self.peek().kind)
+            return block(self) if block else self._operators()
+        finally:
+            self.depth -= 1
+
+    def _lambda(self) -> A.Expr:
+        start = self.advance()
+        binders = self.binders("'\\'")
+        self.expect("->", " after the lambda's parameters")
+        body = self.expr()
+        for b in reversed(binders):
+            body = A.Lam(b, body, span=self.span_from(b.span))
+        body.span = self.span_from(start.span)
+        return body
+
+    def _let(self) -> A.Expr:
+        start = self.advance()
+        pat = self.pattern()
+        tok = self.peek()
+        if tok.kind != "=":
+            hint = ""
+            if tok.kind in _BINDER_START:
+                hint = "; to define a function write 'letrec f x = ...' or 'let f = \\x -> ...'"
+            raise self.error(f"expected '=' after the pattern of this 'let', found {tok.describe()}{hint}", tok)
+        self.advance()
+        rhs = self.expr()
+        self.expect("in", " to close this 'let'")
+        body = self.expr()
+        return A.Let(pat, rhs, body, span=self.span_from(start.span))
+
+    def _letrec(self) -> A.Expr:
+        start = self.advance()
+        tok = self.peek()
+        if tok.kind not in _KEYWORDS and tok.kind != "NAME":
+            raise self.error(f"expected a function name after 'letrec', found {tok.describe()}", tok)
+        name = self.bindable_name()
+        binders = self.binders(f"'letrec {name}'")
+        result = self.type_() if self.accept(":") else None
+        self.expect("=", f" after the parameters of '{name}'")
+        rhs = self.expr()
+        self.expect("in", " to close this 'letrec'")
+        body = self.expr()
+        return A.LetRec(name, binders, result, rhs, body, span=self.span_from(start.span))
+
+    def _if(self) -> A.Expr:
+        start = self.advance()
+        cond = self.expr()
+        self.expect("then", " after the condition of this 'if'")
+        then = self.expr()
+        self.expect("else", " to go with this 'if ... then'")
+        orelse = self.expr()
+        return A.If(cond, then, orelse, span=self.span_from(start.span))
+
+    def _case(self) -> A.Expr:
+        start = self.advance()
+        scrut = self.expr()
+        self.expect("of", " after the scrutinee of this 'case'")
+        brace = self.expect("{", " to open the alternatives of this 'case'")
+        alts = [self.alt()]
+        while self.accept(";"):
+            alts.append(self.alt())
+        tok = self.peek()
+        if tok.kind != "}":
+            where = f"line {brace.span.line}, column {brace.span.col}"
+            raise self.error(
+                f"expected ';' or '}}' to match the '{{' at {where} after a case alternative, found {tok.describe()}",
+                tok,
+            )
+        self.advance()
+        span = self.span_from(start.span)
+        self._check_alts(alts, span)
+        return A.Case(scrut, alts, span=span)
+
+    def _check_alts(self, alts: list[A.Alt], case_span: A.Span) -> None:
+        """A case has exactly two alternatives: inl/inr, true/false or []/:: (in either order)."""
+        first = alts[0]
+        want = _ALT_PAIRS[first.kind]
+        if len(alts) == 1:
+            raise self.error(
+                f"expected a second alternative {_ALT_SHOWN[want]} to go with {_ALT_SHOWN[first.kind]}, "
+                "found '}': a case has exactly two alternatives",
+                A.Span(self.file, case_span.end_line, case_span.end_col - 1, case_span.end_line, case_span.end_col),
+            )
+        second = alts[1]
+        if second.kind != want:
+            raise self.error(
+                f"expected an alternative {_ALT_SHOWN[want]} to go with {_ALT_SHOWN[first.kind]}, "
+                f"found {_ALT_SHOWN[second.kind]}",
+                second.span,
+            )
+        if len(alts) > 2:
+            raise self.error(
+                f"a case has exactly two alternatives, {_ALT_SHOWN[first.kind]} and {_ALT_SHOWN[want]}; "
+                f"found a third one, {_ALT_SHOWN[alts[2].kind]}",
+                alts[2].span,
+            )
+
+    _BLOCKS: dict[str, Callable[[_Parser], A.Expr]] = {
+        "\\": _lambda,
+        "let": _let,
+        "letrec": _letrec,
+        "if": _if,
+        "case": _case,
+    }
+
+    def alt(self) -> A.Alt:
+        tok = self.peek()
+        if tok.kind == "NAME" and tok.text in ("inl", "inr"):
+            self.advance()
+            pats = [self.pattern()]
+            kind = tok.text
+        elif tok.kind in ("true", "false"):
+            self.advance()
+            pats, kind = [], tok.kind
+        elif tok.kind == "[":
+            self.advance()
+            self._close("]", tok)
+            pats, kind = [], "nil"
+        elif tok.kind in _BINDER_START:
+            head = self.pattern()
+            self.expect("::", " in a list alternative 'x :: xs -> ...'")
+            pats, kind = [head, self.pattern()], "cons"
+        else:
+            raise self.error(
+                "expected a case alternative ('inl p ->', 'inr p ->', 'true ->', 'false ->', '[] ->' or "
+                f"'p :: p ->'), found {tok.describe()}",
+                tok,
+            )
+        self.expect("->", " after the pattern of this alternative")
+        body = self.expr()
+        return A.Alt(kind, pats, body, span=self.span_from(tok.span))
+
+    def _operators(self) -> A.Expr:
+        """cmp / cons / arith / term / unary levels, by operator precedence without recursion."""
+        operands: list[A.Expr] = [self._unary(None)]
+        ops: list[Token] = []
+        while self.peek().kind in _BINARY:
+            tok = self.advance()
+            prec, assoc = _BINARY[tok.kind]
+            while ops and _reduces(ops[-1], prec, assoc):
+                self._reduce(operands, ops)
+            if assoc == "none" and ops and _BINARY[ops[-1].kind][0] == prec:
+                raise self.error(
+                    f"comparisons do not chain: parenthesise one side of '{ops[-1].text}' or '{tok.text}'", tok
+                )
+            ops.append(tok)
+            operands.append(self._unary(tok))
+        while ops:
+            self._reduce(operands, ops)
+        return operands[0]
+
+    def _reduce(self, operands: list[A.Expr], ops: list[Token]) -> None:
+        op = ops.pop()
+        right = operands.pop()
+        left = operands.pop()
+        span = _join(left.span, right.span)
+        if op.kind == "::":
+            operands.append(A.Cons(left, right, span=span))
+        else:
+            operands.append(A.BinOp(op.kind, left, right, span=span))
+
+    def _unary(self, after: Token | None) -> A.Expr:
+        """`'-' unary | app`, with `app ::= atom atom*` (left-associative application)."""
+        minuses: list[Token] = []
+        while self.peek().kind == "-":
+            after = self.advance()
+            minuses.append(after)
+        result = self._atom(after)
+        while self.peek().kind in _ATOM_START:
+            arg = self._atom(None)
+            result = A.App(result, arg, span=_join(result.span, arg.span))
+        for tok in reversed(minuses):
+            result = A.Neg(result, span=_join(tok.span, result.span))
+        return result
+
+    def _atom(self, after: Token | None) -> A.Expr:
+        tok = self.peek()
+        kind = tok.kind
+        if kind == "NAME":
+            self.advance()
+            node = A.Builtin if tok.text in _BUILTINS else A.Var
+            return node(tok.text, span=tok.span)
+        if kind == "INT":
+            self.advance()
+            return A.IntLit(tok.value, span=tok.span)
+        if kind == "REAL":
+            self.advance()
+            return A.RealLit(tok.value, span=tok.span)
+        if kind in ("true", "false"):
+            self.advance()
+            return A.BoolLit(kind == "true", span=tok.span)
+        if kind == "(":
+            return self._paren_expr()
+        if kind == "[":
+            return self._list_expr()
+        if kind == "par":
+            return self._par()
+        raise self._no_expression(tok, after)
+
+    def _no_expression(self, tok: Token, after: Token | None) -> ParseError:
+        where = f" after '{after.text}'" if after is not None else ""
+        hint = ""
+        if tok.kind in _BLOCK_START and after is not None:
+            hint = f"; {_BLOCK_START[tok.kind]} used as an operand must be parenthesised"
+        elif tok.kind == "_":
+            hint = "; '_' is only allowed in patterns"
+        elif tok.kind == "def":
+            hint = "; 'def' is only allowed at the start of a file of definitions"
+        return self.error(f"expected an expression{where}, found {tok.describe()}{hint}", tok)
+
+    def _paren_expr(self) -> A.Expr:
+        opener = self.advance()
+        if self.accept(")"):
+            return A.UnitLit(span=self.span_from(opener.span))
+        items = [self.expr()]
+        while self.accept(","):
+            items.append(self.expr())
+        self._close(")", opener)
+        return self._tuple(items, A.PairE, opener)
+
+    def _list_expr(self) -> A.Expr:
+        opener = self.advance()
+        items: list[A.Expr] = []
+        if self.peek().kind != "]":
+            items.append(self.expr())
+            while self.accept(","):
+                items.append(self.expr())
+        self._close("]", opener)
+        return A.ListLit(items, span=self.span_from(opener.span))
+
+    def _par(self) -> A.Expr:
+        start = self.advance()
+        opener = self.expect("(", " after 'par'")
+        left = self.expr()
+        self.expect(",", ": 'par' takes two arguments, 'par(e1, e2)'")
+        right = self.expr()
+        if self.peek().kind == ",":
+            raise self.error("expected ')': 'par' takes exactly two arguments, found ','", self.peek())
+        self._close(")", opener)
+        return A.Par(left, right, span=self.span_from(start.span))
+
+    def _tuple(self, items: list, pair: Callable, opener: Token):
+        """`(a)` is `a` and `(a, b, c)` is `(a, (b, c))`; the outermost node spans the brackets."""
+        node = _fold_right(items, lambda left, right: pair(left, right, span=_join(left.span, right.span)))
+        node.span = self.span_from(opener.span)
+        return node
+
+    # ---- files ------------------------------------------------------------------------------
+
+    def module(self) -> A.Module:
+        start = self.peek().span
+        if self.peek().kind != "def":
+            if self.peek().kind == "EOF":
+                raise self.error("expected an expression or 'def', found end of input")
+            e = self.expr()
+            self.finish("end of input (a file is one expression or a sequence of 'def's)")
+            return A.Module(e, [], span=self.span_from(start))
+        names: dict[str, Token] = {}
+        defs: list[A.Def] = []
+        while self.peek().kind == "def":
+            defs.append(self.definition(names))
+        self.finish("'def' or end of input")
+        last = defs[-1]
+        if last.name != "main":
+            raise self.error(
+                f"the last definition must be 'main' (the program), found '{last.name}'", names[last.name]
+            )
+        return A.Module(None, defs, span=self.span_from(start))
+
+    def definition(self, names: dict[str, Token]) -> A.Def:
+        start = self.advance()
+        tok = self.peek()
+        name = self.bindable_name()
+        if name in names:
+            first = names[name].span
+            raise self.error(
+                f"duplicate definition of '{name}' (first defined at line {first.line}, column {first.col})", tok
+            )
+        names[name] = tok
+        binders = self.binders(f"'def {name}' (a definition is a function of at least one parameter)")
+        result = self.type_() if self.accept(":") else None
+        self.expect("=", f" after the parameters of '{name}'")
+        body = self.expr()
+        return A.Def(name, binders, result, body, span=self.span_from(start.span))
+
+
+def _reduces(top: Token, prec: int, assoc: str) -> bool:
+    top_prec = _BINARY[top.kind][0]
+    return top_prec > prec or (top_prec == prec and assoc == "left")
+
+
+def _join(first: A.Span, last: A.Span) -> A.Span:
+    return A.Span(first.file, first.line, first.col, last.end_line, last.end_col)
+
+
+def _fold_right(items: list, pair: Callable):
+    result = items[-1]
+    for item in reversed(items[:-1]):
+        result = pair(item, result)
+    return result
+
+
+# ---- depth of the finished tree --------------------------------------------------------------
+
+
+@functools.cache
+def _tree_fields(cls: type) -> tuple[str, ...]:
+    if not dataclasses.is_dataclass(cls):
+        return ()
+    return tuple(f.name for f in dataclasses.fields(cls) if f.compare)
+
+
+def _subtrees(obj: object) -> Iterator[object]:
+    for name in _tree_fields(type(obj)):
+        value = getattr(obj, name)
+        if isinstance(value, list):
+            yield from value
+        elif isinstance(value, (A.Node, T.Type)):
+            yield value
+
+
+def _check_depth(root: object, parser: _Parser) -> None:
+    """Refuse trees deeper than MAX_DEPTH (long operator chains and tuples build deep trees)."""
+    stack = [(root, 1, getattr(root, "span", None))]
+    while stack:
+        obj, depth, span = stack.pop()
+        if depth > MAX_DEPTH:
+            raise parser.error(
+                f"expression nested too deeply: its syntax tree is more than {MAX_DEPTH} levels deep "
+                "(long chains of operators, applications, tuples or lets count too); split it with 'let' or 'def'",
+                span,
+            )
+        for child in _subtrees(obj):
+            stack.append((child, depth + 1, getattr(child, "span", None) or span))
+
+
+def _run(text: str, filename: str, parse: Callable[[_Parser], Result]) -> Result:
+    """Parse; if the caller's stack is too shallow for MAX_DEPTH nesting, retry on the deep thread."""
+    parser = _Parser(text, filename)
+    try:
+        result = parse(parser)
+    except RecursionError:
+        parser.i = parser.depth = 0
+        result = run_deep(parse, parser)
+    _check_depth(A.module_as_expr(result) if isinstance(result, A.Module) else result, parser)
+    return result
+
+
+def _whole_expr(p: _Parser) -> A.Expr:
+    e = p.expr()
+    p.finish("end of input")
+    return e
+
+
+def _whole_type(p: _Parser) -> T.Type:
+    t = p.type_()
+    p.finish("end of input after the type")
+    return t
+
+
+def parse_module(text: str, filename: str = "<input>") -> A.Module:
+    """Parse a source file: one expression, or `def`s of which the last is `main`."""
+    return _run(text, filename, _Parser.module)
+
+
+def parse_expr(text: str, filename: str = "<input>") -> A.Expr:
+    """Parse exactly one expression (also the syntax of value literals)."""
+    return _run(text, filename, _whole_expr)
+
+
+def parse_type(text: str, filename: str = "<input>") -> T.Type:
+    """Parse exactly one type, such as `(R, [Z]) -> R + ()`."""
+    return _run(text, filename, _whole_type)

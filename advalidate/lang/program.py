@@ -1,0 +1,146 @@
+"""Typed programs, the reference interpreter (`evaluate`, `run_reference`) and `to_python`.
+
+The reference interpreter is the closure compiler over a reference numeric domain
+(`numeric.FloatOps` or `numeric.MpOps`); `to_python` is the same compiler over any user `ops`
+namespace, which is how outside AD systems (autograd, JAX, PyTorch) are driven.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+
+from . import ast as A
+from . import core as C
+from .compile import INT_PRIMS, Budget, Compiler, list_prims
+from .deep import run_deep
+from .numeric import DEFAULT_DPS, ReferenceOps, reference_ops
+from .parser import parse_module
+from .typecheck import typecheck_program
+from .types import Type
+from .values import check_value, convert
+
+DEFAULT_BUDGET = 10_000_000
+REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "real")
+CMP_OP_NAMES = ("lt", "le", "gt", "ge")
+
+
+@dataclass(eq=False)
+class Program:
+    """A parsed, type-checked program `σ -> τ` with σ and τ first-order."""
+
+    module: A.Module
+    expr: A.Expr  # the module as one typed expression (definitions become `letrec`s)
+    input_type: Type
+    output_type: Type
+    source: str | None = None
+    filename: str = "<input>"
+    _core: C.CExpr | None = field(default=None, repr=False)
+
+    @property
+    def core(self) -> C.CExpr:
+        """The desugared core program (computed once)."""
+        if self._core is None:
+            self._core = C.desugar(self.expr)
+        return self._core
+
+    def size(self) -> int:
+        return A.node_count(self.expr)
+
+
+def parse(text: str, filename: str = "<input>") -> Program:
+    """Parse and type-check a program text; raises ParseError / TypeCheckError with a location."""
+    module = parse_module(text, filename)
+    return program_of_module(module, text, filename)
+
+
+def program_of_module(module: A.Module, source: str | None = None, filename: str = "<input>") -> Program:
+    """Type-check a syntax tree (e.g. one built by the generator)."""
+    expr = A.module_as_expr(module)
+    dom, cod = typecheck_program(expr, source)
+    return Program(module, expr, dom, cod, source, filename)
+
+
+def numeric_prims(ops: Any) -> dict[str, Callable]:
+    """The primitive table of the source language over an `ops` namespace."""
+    prims: dict[str, Callable] = {name: getattr(ops, name) for name in REAL_OP_NAMES + CMP_OP_NAMES}
+    prims["const"] = ops.const
+    prims.update(INT_PRIMS)
+    prims.update(list_prims(ops.add, lambda: ops.const(0.0)))
+    return prims
+
+
+@dataclass
+class RunResult:
+    """What a reference run observed besides the value."""
+
+    value: Any
+    primal_ops: int
+    path: tuple[bool, ...]
+    min_margin: float
+
+
+def _to_domain(numeric: str) -> Callable[[Any], Any]:
+    return float if numeric == "float" else mpmath.mpf
+
+
+def run_reference(
+    prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET, dps: int = DEFAULT_DPS
+) -> RunResult:
+    """Evaluate with the reference interpreter, recording op count, branch path and margin."""
+    check_value(x, prog.input_type, "input")
+    ops: ReferenceOps = reference_ops(numeric, dps)
+    fn = Compiler(numeric_prims(ops), Budget(budget)).compile_program(prog.core)
+    real = _to_domain(numeric)
+
+    def go() -> Any:
+        xi = convert(x, prog.input_type, real, internal=True)
+        return convert(fn(xi), prog.output_type, lambda v: v, internal=False)
+
+    if numeric == "mp":
+        with mpmath.workdps(dps):
+            value = run_deep(go)
+    else:
+        value = run_deep(go)
+    return RunResult(value, ops.ops, tuple(ops.path), ops.min_margin)
+
+
+def evaluate(
+    prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET, dps: int = DEFAULT_DPS
+) -> Any:
+    """The program's value at `x` (reals as floats, or mpmath numbers with `numeric="mp"`)."""
+    return run_reference(prog, x, numeric, budget, dps).value
+
+
+def to_python(prog: Program, ops: Any, budget: int | None = None) -> Callable[[Any], Any]:
+    """A plain Python callable `f(x)` with every real operation routed through `ops`.
+
+    Reals in `x` are passed to the program as they are (wrap them first if `ops` needs its own
+    number objects); integers, booleans, tuples, lists and Inl/Inr are plain Python values.
+    Comparisons must return a bool. Recursion as deep as the program needs is supported.
+    """
+    fn = Compiler(numeric_prims(ops), Budget(budget)).compile_program(prog.core)
+    din, dout = prog.input_type, prog.output_type
+
+    def f(x: Any) -> Any:
+        def go() -> Any:
+            return convert(fn(convert(x, din, _identity, internal=True)), dout, _identity, internal=False)
+
+        return run_deep(go)
+
+    return f
+
+
+def _identity(v: Any) -> Any:
+    return v
+
+
+def is_finite_value(v: Any) -> bool:
+    """True when every real leaf of an external value is finite."""
+    from .values import flatten
+
+    return all(math.isfinite(float(r)) for r in flatten(v))

@@ -1,0 +1,323 @@
+"""Type inference by unification (monomorphic user functions, per-use instances of built-ins).
+
+Every expression node gets its type in `node.ty`; at the end unresolved numeric variables default
+to `R` (so `\\x -> x + x` is `R -> R`) and others to `()`. `+ - *`, unary minus, `sum` and the
+comparisons `< <= > >=` are overloaded on R and Z; `/` is R only and `==` is Z only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import ast as A
+from .errors import TypeCheckError
+from .types import BOOL, UNIT, Arrow, Int, List, Pair, R, Real, Sum, TVar, Type, Unit, Z, prune, resolve, show_type
+
+
+def _v(numeric: bool = False) -> TVar:
+    return TVar(numeric=numeric)
+
+
+def _builtin_type(name: str) -> Type:
+    """A fresh instance of a built-in's type scheme."""
+    a, b, c = _v(), _v(), _v()
+    if name in A.UNARY_REAL:
+        return Arrow(R, R)
+    table: dict[str, Callable[[], Type]] = {
+        "fst": lambda: Arrow(Pair(a, b), a),
+        "snd": lambda: Arrow(Pair(a, b), b),
+        "inl": lambda: Arrow(a, Sum(a, b)),
+        "inr": lambda: Arrow(b, Sum(a, b)),
+        "real": lambda: Arrow(Z, R),
+        "map": lambda: Arrow(Arrow(a, b), Arrow(List(a), List(b))),
+        "parmap": lambda: Arrow(Arrow(a, b), Arrow(List(a), List(b))),
+        "foldl": lambda: Arrow(Arrow(b, Arrow(a, b)), Arrow(b, Arrow(List(a), b))),
+        "zipWith": lambda: Arrow(Arrow(a, Arrow(b, c)), Arrow(List(a), Arrow(List(b), List(c)))),
+        "length": lambda: Arrow(List(a), Z),
+    }
+    if name == "sum":
+        n = _v(numeric=True)
+        return Arrow(List(n), n)
+    return table[name]()
+
+
+def _occurs(v: TVar, t: Type) -> bool:
+    t = prune(t)
+    if t is v:
+        return True
+    if isinstance(t, (Pair, Sum)):
+        return _occurs(v, t.left) or _occurs(v, t.right)
+    if isinstance(t, List):
+        return _occurs(v, t.elem)
+    if isinstance(t, Arrow):
+        return _occurs(v, t.dom) or _occurs(v, t.cod)
+    return False
+
+
+def _unify(a: Type, b: Type) -> bool:
+    """Make `a` and `b` equal by binding variables; False when they cannot be."""
+    a, b = prune(a), prune(b)
+    if a is b:
+        return True
+    if isinstance(a, TVar) or isinstance(b, TVar):
+        v, t = (a, b) if isinstance(a, TVar) else (b, a)
+        if isinstance(t, TVar):
+            t.numeric = t.numeric or v.numeric
+            v.ref = t
+            return True
+        if v.numeric and not isinstance(t, (Real, Int)):
+            return False
+        if _occurs(v, t):
+            return False
+        v.ref = t
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (Real, Int, Unit)):
+        return True
+    if isinstance(a, (Pair, Sum)):
+        return _unify(a.left, b.left) and _unify(a.right, b.right)
+    if isinstance(a, List):
+        return _unify(a.elem, b.elem)
+    if isinstance(a, Arrow):
+        return _unify(a.dom, b.dom) and _unify(a.cod, b.cod)
+    return False
+
+
+def _describe(t: Type) -> str:
+    t = prune(t)
+    if isinstance(t, TVar):
+        return "a number (R or Z)" if t.numeric else "any type"
+    return "`" + show_type(t) + "`"
+
+
+class _Checker:
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.nodes: list[A.Node] = []
+
+    def fail(self, node: A.Node, message: str) -> TypeCheckError:
+        return TypeCheckError(message, node.span, self.source)
+
+    def expect(self, node: A.Node, expected: Type, found: Type, what: str = "this expression") -> None:
+        if not _unify(expected, found):
+            raise self.fail(node, f"{what} should have type {_describe(expected)}, but has type {_describe(found)}")
+
+    # ---- patterns ----
+    def pattern(self, p: A.Pattern, t: Type, env: dict[str, Type], bound: set[str]) -> None:
+        p.ty = t
+        if isinstance(p, A.PVar):
+            if p.name in bound:
+                raise self.fail(p, f"`{p.name}` is bound twice in the same pattern")
+            bound.add(p.name)
+            env[p.name] = t
+        elif isinstance(p, A.PUnit):
+            self.expect(p, UNIT, t, "the pattern `()`")
+        elif isinstance(p, A.PPair):
+            lt, rt = _v(), _v()
+            if not _unify(t, Pair(lt, rt)):
+                raise self.fail(p, f"a pair pattern cannot match a value of type {_describe(t)}")
+            self.pattern(p.left, lt, env, bound)
+            self.pattern(p.right, rt, env, bound)
+
+    def binder(self, b: A.Binder, env: dict[str, Type]) -> Type:
+        t: Type = b.annot if b.annot is not None else _v()
+        self.pattern(b.pat, t, env, set())
+        return t
+
+    # ---- expressions ----
+    def infer(self, e: A.Expr, env: dict[str, Type]) -> Type:
+        t = self._infer(e, env)
+        e.ty = t
+        self.nodes.append(e)
+        return t
+
+    def _infer(self, e: A.Expr, env: dict[str, Type]) -> Type:  # noqa: C901 - one case per construct
+        if isinstance(e, A.Var):
+            if e.name not in env:
+                raise self.fail(e, f"unknown name `{e.name}`")
+            return env[e.name]
+        if isinstance(e, A.Builtin):
+            return _builtin_type(e.name)
+        if isinstance(e, A.RealLit):
+            return R
+        if isinstance(e, A.IntLit):
+            return Z
+        if isinstance(e, A.BoolLit):
+            return BOOL
+        if isinstance(e, A.UnitLit):
+            return UNIT
+        if isinstance(e, (A.PairE, A.Par)):
+            return Pair(self.infer(e.left, env), self.infer(e.right, env))
+        if isinstance(e, A.ListLit):
+            elem: Type = _v()
+            for i, item in enumerate(e.items):
+                self.expect(item, elem, self.infer(item, env), f"list element {i + 1}")
+            return List(elem)
+        if isinstance(e, A.Cons):
+            h = self.infer(e.head, env)
+            self.expect(e.tail, List(h), self.infer(e.tail, env), "the tail of `::`")
+            return List(h)
+        if isinstance(e, A.Lam):
+            inner = dict(env)
+            dom = self.binder(e.binder, inner)
+            return Arrow(dom, self.infer(e.body, inner))
+        if isinstance(e, A.App):
+            return self._app(e, env)
+        if isinstance(e, A.Let):
+            rhs = self.infer(e.rhs, env)
+            inner = dict(env)
+            self.pattern(e.pat, rhs, inner, set())
+            return self.infer(e.body, inner)
+        if isinstance(e, A.LetRec):
+            fn_ty = self.letrec(e, e.name, e.binders, e.result, e.rhs, env)
+            e.fn_ty = fn_ty
+            inner = dict(env)
+            inner[e.name] = fn_ty
+            return self.infer(e.body, inner)
+        if isinstance(e, A.If):
+            self.expect(e.cond, BOOL, self.infer(e.cond, env), "the condition of `if`")
+            t = self.infer(e.then, env)
+            self.expect(e.orelse, t, self.infer(e.orelse, env), "the `else` branch (it must match `then`)")
+            return t
+        if isinstance(e, A.Case):
+            return self._case(e, env)
+        if isinstance(e, A.BinOp):
+            return self._binop(e, env)
+        if isinstance(e, A.Neg):
+            n = _v(numeric=True)
+            self.expect(e.arg, n, self.infer(e.arg, env), "the operand of unary `-`")
+            return n
+        raise AssertionError(f"unknown node {type(e).__name__}")
+
+    def _app(self, e: A.App, env: dict[str, Type]) -> Type:
+        f = prune(self.infer(e.fn, env))
+        a = self.infer(e.arg, env)
+        if isinstance(f, Arrow):
+            self.expect(e.arg, f.dom, a, "the argument")
+            return f.cod
+        res = _v()
+        if not _unify(f, Arrow(a, res)):
+            raise self.fail(
+                e.fn, f"this is applied to an argument, but it is not a function: it has type {_describe(f)}"
+            )
+        return res
+
+    def letrec(
+        self, node: A.Node, name: str, binders: list[A.Binder], result: Type | None, rhs: A.Expr, env: dict
+    ) -> Type:
+        inner = dict(env)
+        doms = [self.binder(b, inner) for b in binders]
+        res: Type = result if result is not None else _v()
+        fn_ty = res
+        for d in reversed(doms):
+            fn_ty = Arrow(d, fn_ty)
+        inner[name] = fn_ty
+        self.expect(rhs, res, self.infer(rhs, inner), f"the body of `{name}`")
+        return fn_ty
+
+    def _case(self, e: A.Case, env: dict[str, Type]) -> Type:
+        kinds = sorted(a.kind for a in e.alts)
+        s = self.infer(e.scrut, env)
+        if kinds == ["inl", "inr"]:
+            lt, rt = _v(), _v()
+            self.expect(e.scrut, Sum(lt, rt), s, "the scrutinee of this `case`")
+            arg_types = {"inl": [lt], "inr": [rt]}
+        elif kinds == ["false", "true"]:
+            self.expect(e.scrut, BOOL, s, "the scrutinee of this `case`")
+            arg_types = {"true": [], "false": []}
+        elif kinds == ["cons", "nil"]:
+            elem = _v()
+            self.expect(e.scrut, List(elem), s, "the scrutinee of this `case`")
+            arg_types = {"nil": [], "cons": [elem, List(elem)]}
+        else:
+            found = ", ".join(a.kind for a in e.alts)
+            raise self.fail(
+                e, f"a `case` needs exactly the alternatives inl/inr, true/false or []/`::`, found: {found}"
+            )
+        result: Type = _v()
+        for alt in e.alts:
+            inner = dict(env)
+            bound: set[str] = set()
+            for p, t in zip(alt.pats, arg_types[alt.kind], strict=True):
+                self.pattern(p, t, inner, bound)
+            self.expect(alt.body, result, self.infer(alt.body, inner), f"the `{alt.kind}` alternative")
+        return result
+
+    def _binop(self, e: A.BinOp, env: dict[str, Type]) -> Type:
+        lt = self.infer(e.left, env)
+        rt = self.infer(e.right, env)
+        if e.op == "/":
+            operand: Type = R
+        elif e.op == "==":
+            operand = Z
+        else:
+            operand = _v(numeric=True)
+        self.expect(e.left, operand, lt, f"the left operand of `{e.op}`")
+        self.expect(e.right, operand, rt, f"the right operand of `{e.op}`")
+        e.operand_ty = operand
+        return BOOL if e.op in A.CMP_OPS else operand
+
+    def finish(self) -> None:
+        """Replace type variables by their solutions (defaults where unconstrained)."""
+        for n in self.nodes:
+            n.ty = resolve(n.ty)
+            if isinstance(n, A.BinOp):
+                n.operand_ty = resolve(n.operand_ty)
+            if isinstance(n, A.LetRec):
+                n.fn_ty = resolve(n.fn_ty)
+            _resolve_patterns(n)
+
+
+def _resolve_patterns(n: A.Node) -> None:
+    pats: list[A.Pattern] = []
+    if isinstance(n, A.Lam):
+        pats = [n.binder.pat]
+    elif isinstance(n, A.Let):
+        pats = [n.pat]
+    elif isinstance(n, A.LetRec):
+        pats = [b.pat for b in n.binders]
+    elif isinstance(n, A.Case):
+        pats = [p for a in n.alts for p in a.pats]
+    while pats:
+        p = pats.pop()
+        p.ty = resolve(p.ty)
+        if isinstance(p, A.PPair):
+            pats += [p.left, p.right]
+
+
+def _has_free_var(t: Type) -> bool:
+    t = prune(t)
+    if isinstance(t, TVar):
+        return not t.numeric
+    if isinstance(t, (Pair, Sum)):
+        return _has_free_var(t.left) or _has_free_var(t.right)
+    if isinstance(t, List):
+        return _has_free_var(t.elem)
+    if isinstance(t, Arrow):
+        return _has_free_var(t.dom) or _has_free_var(t.cod)
+    return False
+
+
+def typecheck_program(expr: A.Expr, source: str | None = None) -> tuple[Type, Type]:
+    """Infer the types of a whole program; returns its (input, output) types.
+
+    The program must be a function from a first-order type to a first-order type.
+    """
+    from .types import is_first_order
+
+    checker = _Checker(source)
+    t = prune(checker.infer(expr, {}))
+    if not isinstance(t, Arrow):
+        raise checker.fail(expr, f"a program must be a function `σ -> τ`, but this has type {_describe(t)}")
+    for part, what in ((t.dom, "input"), (t.cod, "output")):
+        if _has_free_var(part):
+            raise checker.fail(
+                expr, f"cannot determine the program's {what} type {_describe(part)}: add a type annotation"
+            )
+    checker.finish()
+    dom, cod = resolve(t.dom), resolve(t.cod)
+    for part, what in ((dom, "input"), (cod, "output")):
+        if not is_first_order(part):
+            raise checker.fail(expr, f"the program's {what} type `{show_type(part)}` must be first-order (no `->`)")
+    return dom, cod

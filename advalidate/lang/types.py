@@ -1,0 +1,179 @@
+"""Types of the language (DESIGN.md, "The language"): seed 000 Fig. 4 with §11's coproducts and lists.
+
+`Bool` is not a type of its own: it *is* `() + ()`, printed as `Bool`, whose values are Python
+`bool` (`true` is `inl ()`). Type variables exist only during inference (`typecheck`), and
+`resolve` removes them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+
+class Type:
+    """Base class of types; concrete types are immutable and compare structurally."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return show_type(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Real(Type):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Int(Type):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Unit(Type):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Pair(Type):
+    left: Type
+    right: Type
+
+
+@dataclass(frozen=True, slots=True)
+class Sum(Type):
+    left: Type
+    right: Type
+
+
+@dataclass(frozen=True, slots=True)
+class List(Type):
+    elem: Type
+
+
+@dataclass(frozen=True, slots=True)
+class Arrow(Type):
+    dom: Type
+    cod: Type
+
+
+_fresh = itertools.count()
+
+
+@dataclass(eq=False, slots=True)
+class TVar(Type):
+    """A unification variable. `numeric` vars may only become R or Z (and default to R)."""
+
+    numeric: bool = False
+    ref: Type | None = None
+    uid: int = field(default_factory=lambda: next(_fresh))
+
+    def __str__(self) -> str:  # pragma: no cover - only seen in debugging
+        return show_type(self)
+
+
+R = Real()
+Z = Int()
+UNIT = Unit()
+BOOL = Sum(UNIT, UNIT)
+
+
+def prune(t: Type) -> Type:
+    """Follow bound type variables to the representative type (path-compressing)."""
+    while isinstance(t, TVar) and t.ref is not None:
+        if isinstance(t.ref, TVar) and t.ref.ref is not None:
+            t.ref = t.ref.ref
+        t = t.ref
+    return t
+
+
+def resolve(t: Type, default_numeric: Type = R, default_other: Type = UNIT) -> Type:
+    """Replace every type variable by its binding, or by the default when it is still free."""
+    t = prune(t)
+    if isinstance(t, TVar):
+        return default_numeric if t.numeric else default_other
+    if isinstance(t, (Pair, Sum)):
+        return type(t)(
+            resolve(t.left, default_numeric, default_other), resolve(t.right, default_numeric, default_other)
+        )
+    if isinstance(t, List):
+        return List(resolve(t.elem, default_numeric, default_other))
+    if isinstance(t, Arrow):
+        return Arrow(resolve(t.dom, default_numeric, default_other), resolve(t.cod, default_numeric, default_other))
+    return t
+
+
+def is_bool(t: Type) -> bool:
+    t = prune(t)
+    return isinstance(t, Sum) and isinstance(prune(t.left), Unit) and isinstance(prune(t.right), Unit)
+
+
+def is_first_order(t: Type) -> bool:
+    """True when no arrow occurs in `t` (program inputs and outputs must be first-order)."""
+    t = prune(t)
+    if isinstance(t, Arrow):
+        return False
+    if isinstance(t, (Pair, Sum)):
+        return is_first_order(t.left) and is_first_order(t.right)
+    if isinstance(t, List):
+        return is_first_order(t.elem)
+    return True
+
+
+def contains_real(t: Type) -> bool:
+    t = prune(t)
+    if isinstance(t, Real):
+        return True
+    if isinstance(t, (Pair, Sum)):
+        return contains_real(t.left) or contains_real(t.right)
+    if isinstance(t, List):
+        return contains_real(t.elem)
+    if isinstance(t, Arrow):
+        return contains_real(t.dom) or contains_real(t.cod)
+    return False
+
+
+def show_type(t: Type) -> str:
+    """Print a type in the concrete syntax; `(A, (B, C))` prints as `(A, B, C)`."""
+    return _show(prune(t), 0)
+
+
+def _show(t: Type, prec: int) -> str:
+    # prec 0: arrow position, 1: sum operand (left), 2: atom
+    t = prune(t)
+    if isinstance(t, Real):
+        return "R"
+    if isinstance(t, Int):
+        return "Z"
+    if isinstance(t, Unit):
+        return "()"
+    if isinstance(t, TVar):
+        return ("'n" if t.numeric else "'t") + str(t.uid)
+    if is_bool(t):
+        return "Bool"
+    if isinstance(t, Pair):
+        items = [t.left]
+        rest = prune(t.right)
+        while isinstance(rest, Pair):
+            items.append(rest.left)
+            rest = prune(rest.right)
+        items.append(rest)
+        return "(" + ", ".join(_show(i, 0) for i in items) + ")"
+    if isinstance(t, List):
+        return "[" + _show(t.elem, 0) + "]"
+    if isinstance(t, Sum):
+        s = _show(t.left, 1) + " + " + _show(t.right, 2)
+        return s if prec <= 1 else "(" + s + ")"
+    if isinstance(t, Arrow):
+        s = _show(t.dom, 1) + " -> " + _show(t.cod, 0)
+        return s if prec == 0 else "(" + s + ")"
+    raise TypeError(f"not a type: {t!r}")
+
+
+def size_of(t: Type) -> int:
+    """Number of scalar leaves of a first-order type without lists (cost of a zero of that type)."""
+    t = prune(t)
+    if isinstance(t, (Pair, Sum)):
+        return size_of(t.left) + size_of(t.right)
+    return 1

@@ -1,0 +1,269 @@
+"""Values (DESIGN.md, "Values"): the Python form of inputs, outputs and gradients.
+
+Outside the interpreter a value of type R is a float (or an mpmath number), Z an int, Bool a bool,
+`()` the empty tuple, a pair a 2-tuple, a list a Python list and a sum `Inl(v)` / `Inr(v)`.
+Inside, lists are persistent cons cells `(head, tail)` ending in `None`, so that `::` and `case`
+cost O(1); `to_internal` / `to_external` convert at the boundary, guided by the type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+
+from .errors import ValueParseError
+from .types import Arrow, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune, show_type
+
+
+@dataclass(frozen=True, slots=True)
+class Inl:
+    """Left injection into a sum type `σ + τ`."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"Inl({self.value!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Inr:
+    """Right injection into a sum type `σ + τ`."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"Inr({self.value!r})"
+
+
+def is_real(v: object) -> bool:
+    """A real leaf: anything that is not an int, bool, tuple, list, Inl or Inr (DESIGN.md, flatten)."""
+    return not isinstance(v, (int, bool, tuple, list, Inl, Inr))
+
+
+def flatten(v: Any) -> list:
+    """The real leaves of a first-order value, left to right."""
+    out: list = []
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+        elif isinstance(x, (Inl, Inr)):
+            stack.append(x.value)
+        elif isinstance(x, (bool, int)):
+            continue
+        else:
+            out.append(x)
+    return out
+
+
+def unflatten(template: Any, reals: list | tuple) -> Any:
+    """A value shaped like `template` whose real leaves are `reals`, in `flatten` order."""
+    it = iter(reals)
+    result = _unflatten(template, it)
+    if next(it, _END) is not _END:
+        raise ValueError("unflatten: more reals than the template has real leaves")
+    return result
+
+
+_END = object()
+
+
+def _unflatten(t: Any, it: Iterator) -> Any:
+    if isinstance(t, tuple):
+        return tuple(_unflatten(x, it) for x in t)
+    if isinstance(t, list):
+        return [_unflatten(x, it) for x in t]
+    if isinstance(t, Inl):
+        return Inl(_unflatten(t.value, it))
+    if isinstance(t, Inr):
+        return Inr(_unflatten(t.value, it))
+    if isinstance(t, (bool, int)):
+        return t
+    x = next(it, _END)
+    if x is _END:
+        raise ValueError("unflatten: fewer reals than the template has real leaves")
+    return x
+
+
+def convert(v: Any, ty: Type, real: Callable[[Any], Any], internal: bool) -> Any:
+    """Map `real` over the real leaves of `v : ty`, switching list representation.
+
+    `internal=True` turns Python lists into cons cells; `False` turns cons cells into lists.
+    Iterative on lists, so 100,000-element lists are fine.
+    """
+    ty = prune(ty)
+    if isinstance(ty, Real):
+        return real(v)
+    if isinstance(ty, (Int, Unit)) or is_bool(ty):
+        return v
+    if isinstance(ty, Pair):
+        return (convert(v[0], ty.left, real, internal), convert(v[1], ty.right, real, internal))
+    if isinstance(ty, Sum):
+        if isinstance(v, Inl):
+            return Inl(convert(v.value, ty.left, real, internal))
+        return Inr(convert(v.value, ty.right, real, internal))
+    if isinstance(ty, List):
+        if internal:
+            cells = None
+            for x in reversed(v):
+                cells = (convert(x, ty.elem, real, internal), cells)
+            return cells
+        out = []
+        while v is not None:
+            out.append(convert(v[0], ty.elem, real, internal))
+            v = v[1]
+        return out
+    raise TypeError(f"cannot convert a value of type {show_type(ty)}")
+
+
+def check_value(v: Any, ty: Type, where: str = "value") -> None:
+    """Raise ValueError unless the external value `v` has type `ty`."""
+    ty = prune(ty)
+    if isinstance(ty, Real):
+        if isinstance(v, (bool, int)) or not isinstance(v, (float, mpmath.mpf)):
+            raise ValueError(f"{where}: expected a real, got {v!r}")
+    elif isinstance(ty, Int):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"{where}: expected an integer, got {v!r}")
+    elif is_bool(ty):
+        if not isinstance(v, bool):
+            raise ValueError(f"{where}: expected a Bool, got {v!r}")
+    elif isinstance(ty, Unit):
+        if v != ():
+            raise ValueError(f"{where}: expected (), got {v!r}")
+    elif isinstance(ty, Pair):
+        if not (isinstance(v, tuple) and len(v) == 2):
+            raise ValueError(f"{where}: expected a pair of type {show_type(ty)}, got {v!r}")
+        check_value(v[0], ty.left, where)
+        check_value(v[1], ty.right, where)
+    elif isinstance(ty, Sum):
+        if isinstance(v, Inl):
+            check_value(v.value, ty.left, where)
+        elif isinstance(v, Inr):
+            check_value(v.value, ty.right, where)
+        else:
+            raise ValueError(f"{where}: expected Inl(..) or Inr(..) of type {show_type(ty)}, got {v!r}")
+    elif isinstance(ty, List):
+        if not isinstance(v, list):
+            raise ValueError(f"{where}: expected a list of type {show_type(ty)}, got {v!r}")
+        for x in v:
+            check_value(x, ty.elem, where)
+    elif isinstance(ty, Arrow):
+        raise ValueError(f"{where}: function values cannot be written")
+
+
+def show_value(v: Any) -> str:
+    """Print an external value in the literal syntax; it parses back with `parse_value`."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, tuple):
+        if not v:
+            return "()"
+        items = [v[0]]
+        rest = v[1]
+        while isinstance(rest, tuple) and len(rest) == 2:
+            items.append(rest[0])
+            rest = rest[1]
+        items.append(rest)
+        return "(" + ", ".join(show_value(i) for i in items) + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(show_value(i) for i in v) + "]"
+    if isinstance(v, Inl):
+        return "inl " + _atomic(v.value)
+    if isinstance(v, Inr):
+        return "inr " + _atomic(v.value)
+    return _show_real(v)
+
+
+def _atomic(v: Any) -> str:
+    s = show_value(v)
+    return f"({s})" if s.startswith(("-", "inl", "inr")) else s
+
+
+def _show_real(v: Any) -> str:
+    if isinstance(v, mpmath.mpf):
+        if not mpmath.isfinite(v):
+            return str(v)
+        s = mpmath.nstr(v, mpmath.mp.dps, min_fixed=-4, max_fixed=20)
+        return s if any(c in s for c in ".e") else s + ".0"
+    f = float(v)
+    if not math.isfinite(f):
+        return repr(f)
+    return repr(f)
+
+
+def parse_value(text: str, ty: Type, filename: str = "<value>") -> Any:
+    """Parse a value literal such as `(1.5, [2.0, -3.0])` and check it against `ty`."""
+    from . import ast as A
+    from .errors import ParseError
+    from .parser import parse_expr
+
+    try:
+        e = parse_expr(text, filename)
+    except ParseError as err:
+        raise ValueParseError(err.message, err.span, text) from None
+    return _literal(e, prune(ty), text, A)
+
+
+def _literal(e: Any, ty: Type, text: str, A: Any) -> Any:  # noqa: C901 - one case per literal form
+    def bad(msg: str) -> ValueParseError:
+        return ValueParseError(msg, e.span, text)
+
+    if isinstance(e, A.Neg) and isinstance(e.arg, (A.RealLit, A.IntLit)):
+        v = _literal(e.arg, ty, text, A)
+        return -v
+    if isinstance(ty, Real):
+        if isinstance(e, A.RealLit):
+            return float(e.value)
+        if isinstance(e, A.IntLit):
+            return float(e.value)
+        raise bad(f"expected a real number (type R), found {_what(e, A)}")
+    if isinstance(ty, Int):
+        if isinstance(e, A.IntLit):
+            return int(e.value)
+        raise bad(f"expected an integer (type Z), found {_what(e, A)}")
+    if is_bool(ty):
+        if isinstance(e, A.BoolLit):
+            return bool(e.value)
+        if isinstance(e, A.App) and isinstance(e.fn, A.Builtin) and e.fn.name in ("inl", "inr"):
+            _literal(e.arg, prune(ty.left), text, A)
+            return e.fn.name == "inl"
+        raise bad(f"expected `true` or `false` (type Bool), found {_what(e, A)}")
+    if isinstance(ty, Unit):
+        if isinstance(e, A.UnitLit):
+            return ()
+        raise bad(f"expected `()`, found {_what(e, A)}")
+    if isinstance(ty, Pair):
+        if isinstance(e, A.PairE):
+            return (_literal(e.left, prune(ty.left), text, A), _literal(e.right, prune(ty.right), text, A))
+        raise bad(f"expected a tuple of type {show_type(ty)}, found {_what(e, A)}")
+    if isinstance(ty, Sum):
+        if isinstance(e, A.App) and isinstance(e.fn, A.Builtin) and e.fn.name in ("inl", "inr"):
+            if e.fn.name == "inl":
+                return Inl(_literal(e.arg, prune(ty.left), text, A))
+            return Inr(_literal(e.arg, prune(ty.right), text, A))
+        raise bad(f"expected `inl v` or `inr v` of type {show_type(ty)}, found {_what(e, A)}")
+    if isinstance(ty, List):
+        if isinstance(e, A.ListLit):
+            return [_literal(i, prune(ty.elem), text, A) for i in e.items]
+        raise bad(f"expected a list of type {show_type(ty)}, found {_what(e, A)}")
+    raise bad(f"values of type {show_type(ty)} cannot be written")
+
+
+def _what(e: Any, A: Any) -> str:
+    names = {
+        A.RealLit: "a real number",
+        A.IntLit: "an integer",
+        A.BoolLit: "a Bool",
+        A.UnitLit: "`()`",
+        A.PairE: "a tuple",
+        A.ListLit: "a list",
+    }
+    return names.get(type(e), "an expression that is not a literal")
