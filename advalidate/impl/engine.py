@@ -1,0 +1,193 @@
+"""What every built-in stage shares: running a target program, the vjp/jvp API, cost counters.
+
+A stage (`Stage` subclass) supplies its `DualRules` (the R case of the translation), a runtime
+(`StageRuntime`: the target primitives such as `SCall`, `SResolve`, with cost counters) and its
+wrapper: `interleave` gives every input real its dual form, `reverse` feeds the output cotangent
+and reads the gradient out. `vjp` compiles the translated program with the runtime's primitives,
+runs the forward pass, and returns the value with a backpropagator `back(dy) -> dx` whose
+`stats` describe the last call (keys in DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mpmath
+
+from ..lang import core as C
+from ..lang.compile import Budget, Compiler
+from ..lang.deep import run_deep
+from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
+from ..lang.program import DEFAULT_BUDGET, Program, numeric_prims
+from ..lang.types import Type
+from ..lang.values import Inl, Inr, check_value, convert
+from .cotangent import Counter
+from .transform import DualRules, Transformer
+from .wrapper import primal
+
+# The one constant of the §3 criterion for the linear stages (mutable, tape, parallel):
+# reverse_cost ≤ LINEAR_COST_CONSTANT · (primal_ops + input_size + output_size) for every program.
+LINEAR_COST_CONSTANT = 12
+
+FEATURES = frozenset({"lists", "sums", "recursion", "par", "mp", "higher-order"})
+
+
+def value_size(v: Any) -> int:
+    """Leaves plus list cells and sum tags of an external value: the cost of reading it once."""
+    n, stack = 0, [v]
+    while stack:
+        x = stack.pop()
+        n += 1
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, (Inl, Inr)):
+            stack.append(x.value)
+    return n
+
+
+class Back:
+    """A backpropagator returned by `vjp`: `back(dy)` is the gradient; `stats` the last call's costs."""
+
+    def __init__(self, fn: Callable[[Any], Any], stats: dict[str, int], runtime: Any = None) -> None:
+        self._fn = fn
+        self.stats = stats
+        self.runtime = runtime  # the stage's runtime state, for introspection (tests, reports)
+
+    def __call__(self, dy: Any) -> Any:
+        return self._fn(dy)
+
+
+class DerivArith:
+    """The derivative-arithmetic primitives (`dadd dmul ...`), each costing one unit."""
+
+    def __init__(self, numeric: str, cost: Counter) -> None:
+        lib = math if numeric == "float" else mpmath
+
+        def unit(fn: Callable) -> Callable:
+            def counted(*args: Any) -> Any:
+                cost.n += 1
+                return fn(*args)
+
+            return counted
+
+        self.table = {
+            "dconst": float if numeric == "float" else mpmath.mpf,
+            "dadd": unit(lambda a, b: a + b),
+            "dsub": unit(lambda a, b: a - b),
+            "dmul": unit(lambda a, b: a * b),
+            "ddiv": unit(lambda a, b: a / b),
+            "dneg": unit(lambda a: -a),
+            "dsin": unit(lib.sin),
+            "dcos": unit(lib.cos),
+        }
+
+
+class StageRuntime:
+    """Per-run state of a stage: its primitives and cost counters."""
+
+    def __init__(self, numeric: str, ops: ReferenceOps) -> None:
+        self.numeric = numeric
+        self.ops = ops
+        self.cost = Counter()
+        self.deriv = DerivArith(numeric, self.cost)
+        self.zero = 0.0 if numeric == "float" else mpmath.mpf(0)
+        self.created = 0
+        self.calls: list[int] = []
+
+    def prims(self) -> Mapping[str, Callable]:
+        table = dict(numeric_prims(self.ops))
+        table.update(self.deriv.table)
+        table.update(self.stage_prims())
+        return table
+
+    def stage_prims(self) -> dict[str, Callable]:
+        return {}
+
+    def new_id(self) -> int:
+        """`genID`: the next backpropagator ID (§6, the ID-generation monad)."""
+        i = self.created
+        self.created += 1
+        self.calls.append(0)
+        return i
+
+    def interleave(self, x: Any, ty: Type) -> Any:
+        """Interleave: the dual form of the (internal) input `x : ty`."""
+        raise NotImplementedError
+
+    def primal(self, y: Any, ty: Type) -> Any:
+        """The plain value of a dual output (every stage keeps the primal first)."""
+        return primal(y, ty)
+
+    def reverse(self, y: Any, dy: Any, x: Any, din: Type, dout: Type) -> Any:
+        """Deinterleave, resolve and rebuild: the internal gradient for output cotangent `dy`."""
+        raise NotImplementedError
+
+
+class Stage:
+    """A reverse-mode engine realising one stage of seed 000."""
+
+    name = "abstract"
+    section = ""
+    supports = FEATURES
+
+    def rules(self) -> DualRules:
+        raise NotImplementedError
+
+    def runtime(self, numeric: str, ops: ReferenceOps) -> StageRuntime:
+        raise NotImplementedError
+
+    def transformer(self) -> Transformer:
+        return Transformer(self.rules())
+
+    def target(self, prog: Program) -> C.CExpr:
+        """The translated program (the paper's D[t] for this stage)."""
+        return self.transformer().program(prog.core)
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
+            dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
+        check_value(x, prog.input_type, "input")
+        ops = reference_ops(numeric, dps)
+        rt = self.runtime(numeric, ops)
+        fn = Compiler(rt.prims(), Budget(budget)).compile_program(self.target(prog))
+        real = float if numeric == "float" else mpmath.mpf
+        din, dout = prog.input_type, prog.output_type
+
+        def forward() -> tuple[Any, Any, Any]:
+            xi = convert(x, din, real, internal=True)
+            yd = fn(rt.interleave(xi, din))
+            return xi, yd, rt.primal(yd, dout)
+
+        xi, yd, yi = _in_domain(numeric, dps, forward)
+        primal_ops = ops.ops
+        stats = {"primal_ops": primal_ops, "input_size": value_size(x)}
+        y = convert(yi, dout, lambda v: v, internal=False)
+        stats["output_size"] = value_size(y)
+
+        def back(dy: Any) -> Any:
+            check_value(dy, dout, "output cotangent")
+            before = rt.cost.n
+            calls_before = list(rt.calls)
+
+            def go() -> Any:
+                dyi = convert(dy, dout, real, internal=True)
+                return convert(rt.reverse(yd, dyi, xi, din, dout), din, lambda v: v, internal=False)
+
+            dx = _in_domain(numeric, dps, go)
+            stats.update(
+                reverse_cost=rt.cost.n - before,
+                backprops_created=rt.created,
+                backprop_calls_max=max((a - b for a, b in zip(rt.calls, calls_before, strict=False)), default=0),
+            )
+            return dx
+
+        stats.update(reverse_cost=0, backprops_created=rt.created, backprop_calls_max=0)
+        return y, Back(back, stats, rt)
+
+
+def _in_domain(numeric: str, dps: int, fn: Callable[[], Any]) -> Any:
+    if numeric == "mp":
+        with mpmath.workdps(dps):
+            return run_deep(fn)
+    return run_deep(fn)

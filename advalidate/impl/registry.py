@@ -1,0 +1,72 @@
+"""Engine names, construction and loading of plug-in engines by `module:attr`."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from ..lang.errors import AdvError
+from ..lang.program import Program
+from .cayley import CayleyStage
+from .engine import Stage
+from .forward import ForwardStage
+from .mutable import MutableStage
+from .naive import Naive
+from .sparse import SparseStage
+from .staged import StagedStage
+from .tape import TapeStage
+
+_BUILTIN: dict[str, Callable[[], Any]] = {
+    "naive": Naive,
+    "staged": StagedStage,
+    "cayley": CayleyStage,
+    "sparse": SparseStage,
+    "mutable": MutableStage,
+    "tape": TapeStage,
+    "forward": ForwardStage,
+}
+
+
+class EngineError(AdvError):
+    """An unknown engine name or a plug-in that cannot be loaded."""
+
+
+def engine_names() -> list[str]:
+    """The built-in engines, in the order of the paper's stages."""
+    return list(_BUILTIN)
+
+
+def engine(name: str) -> Any:
+    """A built-in engine by name, or a plug-in given as `module:attr`."""
+    if name in _BUILTIN:
+        return _BUILTIN[name]()
+    if ":" in name:
+        return load_engine(name)
+    raise EngineError(f"unknown engine {name!r}; built-in engines: {', '.join(_BUILTIN)}; or give module:attr")
+
+
+def load_engine(spec: str) -> Any:
+    """Load a plug-in engine object (or a zero-argument factory of one) from `module:attr`."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise EngineError(f"cannot load engine {spec!r}: {exc}") from None
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "vjp")):
+        obj = obj()
+    if not hasattr(obj, "vjp") or not hasattr(obj, "name"):
+        raise EngineError(f"{spec!r} is not an engine: it needs a `name` and a `vjp(prog, x, numeric)` method")
+    return obj
+
+
+def show(prog: Program, stage: str) -> str:
+    """The program transformed by `stage`, as text (the paper's D[t] for that stage)."""
+    eng = engine(stage)
+    if not isinstance(eng, Stage):
+        raise EngineError(f"engine {stage!r} is not a code transformation and has no target program to show")
+    from ..lang.core_pretty import pretty_core
+
+    return f"-- {eng.name} ({eng.section}): D[program]\n" + pretty_core(eng.target(prog))

@@ -1,0 +1,125 @@
+"""The dual-numbers code transformation, shared by every stage (seed 000 Fig. 6, 8, 9, 10, §11).
+
+All stages translate every construct homomorphically — variables, `let`, `letrec` (§11: "exactly
+the same as let"), lambdas, application, pairs, sums, `if`, lists and their built-ins — except
+real constants and real primitive operations, where a stage's `DualRules` decide what a dual
+number is (D[R]) and how its backpropagator (or tangent, or tape entry) is built. Real
+comparisons compare primal parts (§11, `sign`); `real n` is a constant; `sum` is a fold of the
+dual `+`.
+
+The ID-generation state monad of §6 is realised by the runtime primitive `genID()`: evaluation
+is call-by-value and left to right, so a counter read at the point where the monadic translation
+would thread `i` gives the same IDs (an op's ID is drawn after its arguments are evaluated).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Protocol
+
+from ..lang import core as C
+
+
+class DualRules(Protocol):
+    """What a stage does at the two non-homomorphic cases of the translation."""
+
+    def const(self, t: Transformer, value: C.CExpr) -> C.CExpr:
+        """D[r] for a primal real expression `value` (a literal or `real n`)."""
+
+    def prim(self, t: Transformer, op: str, xs: list[C.CExpr], ds: list[C.CExpr], y: C.CExpr) -> C.CExpr:
+        """D[op(...)] given primal argument variables `xs`, their derivative parts `ds` and the
+        variable `y` already bound to `op(xs)`; returns the dual number of the result."""
+
+
+class Transformer:
+    """Translates a core program with a stage's `DualRules`; names it introduces contain `#`."""
+
+    def __init__(self, rules: DualRules) -> None:
+        self.rules = rules
+        self._ids = itertools.count()
+
+    def fresh(self, base: str) -> str:
+        return f"{base}#{next(self._ids)}"
+
+    def program(self, e: C.CExpr) -> C.CExpr:
+        return self.expr(e)
+
+    def expr(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per construct
+        x = self.expr
+        if isinstance(e, C.Var):
+            return C.Var(e.name)
+        if isinstance(e, C.Const):
+            if isinstance(e.value, float):
+                return self.rules.const(self, C.Const(e.value))
+            return C.Const(e.value)
+        if isinstance(e, C.Lam):
+            return C.Lam(e.param, x(e.body))
+        if isinstance(e, C.App):
+            return C.App(x(e.fn), x(e.arg))
+        if isinstance(e, C.Let):
+            return C.Let(e.name, x(e.rhs), x(e.body))
+        if isinstance(e, C.LetRec):
+            return C.LetRec(e.name, e.param, x(e.fbody), x(e.body))
+        if isinstance(e, C.PairC):
+            return C.PairC(x(e.left), x(e.right))
+        if isinstance(e, C.ParC):
+            return self.par(e)
+        if isinstance(e, C.Fst):
+            return C.Fst(x(e.arg))
+        if isinstance(e, C.Snd):
+            return C.Snd(x(e.arg))
+        if isinstance(e, C.Inl):
+            return C.Inl(x(e.arg))
+        if isinstance(e, C.Inr):
+            return C.Inr(x(e.arg))
+        if isinstance(e, C.Case):
+            return C.Case(x(e.scrut), e.lname, x(e.lbody), e.rname, x(e.rbody))
+        if isinstance(e, C.If):
+            return C.If(x(e.cond), x(e.then), x(e.orelse))
+        if isinstance(e, C.Nil):
+            return C.Nil()
+        if isinstance(e, C.ConsC):
+            return C.ConsC(x(e.head), x(e.tail))
+        if isinstance(e, C.ListCase):
+            return C.ListCase(x(e.scrut), x(e.nil), e.hname, e.tname, x(e.cons))
+        if isinstance(e, C.Op):
+            return self.op(e)
+        raise NotImplementedError(f"the dual-numbers transformation has no rule for {type(e).__name__}")
+
+    def par(self, e: C.ParC) -> C.CExpr:
+        """Sequential stages evaluate both components of `par` one after the other."""
+        return C.PairC(self.expr(e.left), self.expr(e.right))
+
+    def op(self, e: C.Op) -> C.CExpr:
+        args = [self.expr(a) for a in e.args]
+        if e.op in C.REAL_CMP:
+            return C.Op(e.op, [C.Fst(a) for a in args])
+        if e.op == "real":
+            return self.rules.const(self, C.Op("real", args))
+        if e.op == "sum":
+            return self.sum(args[0])
+        if e.op in C.REAL_UNARY or e.op in C.REAL_BINARY:
+            return self.prim(e.op, args)
+        return C.Op(e.op, args)
+
+    def prim(self, op: str, args: list[C.CExpr]) -> C.CExpr:
+        """Bind each argument's dual number, split it, compute the primal, then the stage's rule."""
+        binds: list[tuple[str, C.CExpr]] = []
+        xs: list[C.CExpr] = []
+        ds: list[C.CExpr] = []
+        for a in args:
+            p, xv, dv = self.fresh("p"), self.fresh("x"), self.fresh("d")
+            binds += [(p, a), (xv, C.Fst(C.Var(p))), (dv, C.Snd(C.Var(p)))]
+            xs.append(C.Var(xv))
+            ds.append(C.Var(dv))
+        y = self.fresh("y")
+        body = C.Let(y, C.Op(op, xs), self.rules.prim(self, op, xs, ds, C.Var(y)))
+        for name, rhs in reversed(binds):
+            body = C.Let(name, rhs, body)
+        return body
+
+    def sum(self, xs: C.CExpr) -> C.CExpr:
+        """`sum xs` is `foldl (\\a b -> a + b) 0.0 xs` with the stage's `+` and `0.0`."""
+        a, b = self.fresh("a"), self.fresh("b")
+        add = self.prim("add", [C.Var(a), C.Var(b)])
+        return C.Op("foldl", [C.Lam(a, C.Lam(b, add)), self.rules.const(self, C.Const(0.0)), xs])

@@ -1,0 +1,67 @@
+"""Type-directed walks behind every stage's Interleave and Deinterleave (seed 000 Fig. 7, 8, 10).
+
+`interleave` replaces the real leaves of an (internal) input value, left to right, by dual
+numbers; `deinterleave` visits the real leaves of a dual output together with the matching
+leaves of the output cotangent; `primal` strips a dual output back to plain reals. Discrete parts
+(integers, booleans, sum tags, list shapes) pass through unchanged, as in §9's `rebuild`. Lists
+are walked iteratively, so 100,000-element values are fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, contains_real, is_bool, prune
+from ..lang.values import Inl
+
+
+def interleave(v: Any, ty: Type, dual: Callable[[Any], Any]) -> Any:
+    """Replace each real leaf `r` of `v : ty` by `dual(r)`, in left-to-right order."""
+    ty = prune(ty)
+    if isinstance(ty, Real):
+        return dual(v)
+    if isinstance(ty, (Int, Unit)) or is_bool(ty):
+        return v
+    if isinstance(ty, Pair):
+        left = interleave(v[0], ty.left, dual)
+        return (left, interleave(v[1], ty.right, dual))
+    if isinstance(ty, Sum):
+        if isinstance(v, Inl):
+            return Inl(interleave(v.value, ty.left, dual))
+        return type(v)(interleave(v.value, ty.right, dual))
+    if isinstance(ty, List):
+        items = []
+        while v is not None:
+            items.append(interleave(v[0], ty.elem, dual))
+            v = v[1]
+        out = None
+        for x in reversed(items):
+            out = (x, out)
+        return out
+    raise TypeError(f"cannot interleave a value of type {ty}")
+
+
+def deinterleave(y: Any, dy: Any, ty: Type, seed: Callable[[Any, Any], None]) -> None:
+    """Call `seed(dual, cotangent)` for every real leaf of the dual output `y : D[ty]`."""
+    ty = prune(ty)
+    if isinstance(ty, Real):
+        seed(y, dy)
+    elif isinstance(ty, Pair):
+        deinterleave(y[0], dy[0], ty.left, seed)
+        deinterleave(y[1], dy[1], ty.right, seed)
+    elif isinstance(ty, Sum) and not is_bool(ty):
+        if type(y) is not type(dy):
+            raise ValueError("output cotangent has a different sum tag from the output")
+        deinterleave(y.value, dy.value, ty.left if isinstance(y, Inl) else ty.right, seed)
+    elif isinstance(ty, List):
+        while y is not None:
+            if dy is None:
+                raise ValueError("output cotangent list is shorter than the output")
+            deinterleave(y[0], dy[0], ty.elem, seed)
+            y, dy = y[1], dy[1]
+
+
+def primal(y: Any, ty: Type, part: Callable[[Any], Any] = lambda d: d[0]) -> Any:
+    """The plain output value of a dual output: each dual number replaced by `part(dual)`."""
+    return interleave(y, ty, part) if contains_real(ty) else y

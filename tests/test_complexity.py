@@ -1,0 +1,110 @@
+"""The complexity story of seed 000 §6.2 and §9, on deterministic operation counts (never timings).
+
+For each problem one program family shows it in the stage before its fix and its absence after:
+  exponential sharing          naive  -> staged   (§6)
+  zero/plus on a large c (A)   staged -> cayley   (§7)
+  one-hots deep in c (B)       cayley -> sparse   (§8)
+  log factors of the maps (C)  sparse -> mutable  (§9)
+The measure is `reverse_cost / (primal_ops + input_size + output_size)` (§3's criterion): bounded
+means linear. Families grow n by a factor 8 or 16; "grows" and "bounded" are judged on that span.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import advalidate as adv
+from advalidate.impl.engine import LINEAR_COST_CONSTANT
+
+EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.adv"))
+
+# Reads the first element of a wide input k times: every op stages calls (large c, few reads).
+WIDE_SPARSE = adv.parse(
+    r"""\((k, xs) : (Z, [R])) -> case xs of {
+      [] -> 0.0;
+      h :: t -> letrec f (i : Z) (acc : R) : R = if i <= 0 then acc else f (i - 1) (acc * h + h) in f k 0.0
+    }"""
+)
+# Reads every element of a list input: a deep, right-nested cotangent type.
+SUM_SQUARES = adv.parse(r"\(xs : [R]) -> sum (map (\x -> x * x) xs)")
+
+
+def doubling(n: int) -> adv.Program:
+    lets = "".join(f"let x{i} = x{i - 1} + x{i - 1} in " for i in range(1, n + 1))
+    return adv.parse(rf"\(x0 : R) -> {lets}x{n}")
+
+
+def ratio(name: str, prog: adv.Program, x: object) -> float:
+    y, back = adv.engine(name).vjp(prog, x)
+    back(adv.unflatten(y, [1.0] * len(adv.flatten(y))))
+    s = back.stats
+    return s["reverse_cost"] / (s["primal_ops"] + s["input_size"] + s["output_size"])
+
+
+def values(n: int) -> list[float]:
+    return [0.5 + 0.25 * ((i * 7) % 5) / 5 for i in range(n)]
+
+
+def growth(name: str, family, small: int, large: int) -> float:
+    return ratio(name, *family(large)) / ratio(name, *family(small))
+
+
+def wide(n: int) -> tuple[adv.Program, object]:
+    return WIDE_SPARSE, (n, values(n))
+
+
+def deep(n: int) -> tuple[adv.Program, object]:
+    return SUM_SQUARES, values(n)
+
+
+def chain(n: int) -> tuple[adv.Program, object]:
+    return doubling(n), 0.5
+
+
+def test_exponential_sharing_naive_then_fixed_by_staging() -> None:
+    # Doubling n from 6 to 12 multiplies naive's cost ratio by about 2^6 / 2; staged stays flat.
+    assert growth("naive", chain, 6, 12) > 20
+    assert growth("staged", chain, 6, 12) < 1.5
+
+
+def test_zero_and_plus_on_large_c_staged_then_fixed_by_cayley() -> None:
+    # Every SCall and +_Staged touches all of c (size ~ n) and there are ~n of them: ratio ~ n.
+    assert growth("staged", wide, 16, 128) > 4
+    assert growth("cayley", wide, 16, 128) < 1.5
+
+
+def test_one_hots_deep_in_c_cayley_then_fixed_by_sparse() -> None:
+    # Updating list element k copies a path of length ~k: cayley's ratio grows like n (16x here).
+    assert growth("cayley", deep, 64, 1024) > 4
+    # sparse pays a log factor instead: log2(1024) / log2(64) = 1.67.
+    assert growth("sparse", deep, 64, 1024) < 1.67
+
+
+def test_log_factors_sparse_then_fixed_by_mutable() -> None:
+    assert growth("sparse", deep, 16, 1024) > 1.3
+    for name in ("mutable", "tape"):
+        assert growth(name, deep, 64, 1024) < 1.05
+        assert growth(name, wide, 64, 1024) < 1.05
+
+
+@pytest.mark.parametrize("name", ["mutable", "tape"])
+def test_linear_bound_on_examples_and_families(name: str) -> None:
+    cases = []
+    for path in EXAMPLES:
+        text = path.read_text()
+        line = next(ln for ln in text.splitlines() if ln.startswith("-- input:"))
+        prog = adv.parse(text, str(path))
+        cases.append((prog, adv.parse_value(line.split(":", 1)[1].strip(), prog.input_type)))
+    cases += [wide(64), deep(64), chain(30)]
+    worst = max(ratio(name, prog, x) for prog, x in cases)
+    assert worst <= LINEAR_COST_CONSTANT
+
+
+@pytest.mark.parametrize("name", ["staged", "cayley", "sparse", "mutable", "tape"])
+def test_every_backpropagator_runs_at_most_once(name: str) -> None:
+    for prog, x in (wide(20), deep(20), chain(10)):
+        _, back = adv.engine(name).vjp(prog, x)
+        back(1.0)
+        assert back.stats["backprop_calls_max"] == 1
