@@ -21,10 +21,6 @@ from ..lang.values import Inl, Inr
 Path = tuple[Any, "Path"] | None  # (step, parent); step is 0 / 1 for tuple components or "v" for Inl/Inr
 
 
-def is_scalar_real(v: Any) -> bool:
-    return not isinstance(v, (int, tuple, Inl, Inr)) and v is not None
-
-
 class Counter:
     """A mutable cost counter shared by a stage's runtime pieces."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import mpmath
 
@@ -125,6 +125,13 @@ class StageRuntime:
         raise NotImplementedError
 
 
+class Prepared(NamedTuple):
+    ops: ReferenceOps
+    rt: StageRuntime
+    fn: Callable[[Any], Any]
+    real: Callable[[Any], Any]
+
+
 class Stage:
     """A reverse-mode engine realising one stage of seed 000."""
 
@@ -145,13 +152,17 @@ class Stage:
         """The translated program (the paper's D[t] for this stage)."""
         return self.transformer().program(prog.core)
 
-    def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
-            dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
+    def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
+        """Check the input, make a fresh runtime and compile the translated program against it."""
         check_value(x, prog.input_type, "input")
         ops = reference_ops(numeric, dps)
         rt = self.runtime(numeric, ops)
         fn = Compiler(rt.prims(), Budget(budget)).compile_program(self.target(prog))
-        real = float if numeric == "float" else mpmath.mpf
+        return Prepared(ops, rt, fn, float if numeric == "float" else mpmath.mpf)
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
+            dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
+        ops, rt, fn, real = self.prepare(prog, x, numeric, budget, dps)
         din, dout = prog.input_type, prog.output_type
 
         def forward() -> tuple[Any, Any, Any]:

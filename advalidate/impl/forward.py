@@ -14,8 +14,7 @@ from typing import Any
 import mpmath
 
 from ..lang import core as C
-from ..lang.compile import Budget, Compiler
-from ..lang.numeric import DEFAULT_DPS, reference_ops
+from ..lang.numeric import DEFAULT_DPS
 from ..lang.program import DEFAULT_BUDGET, Program
 from ..lang.types import Type
 from ..lang.values import check_value, convert, flatten, unflatten
@@ -54,12 +53,8 @@ class ForwardStage(Stage):
         return y, dy
 
     def _run(self, prog: Program, x: Any, dx: Any, numeric: str, budget: int | None, dps: int) -> tuple:
-        check_value(x, prog.input_type, "input")
         check_value(dx, prog.input_type, "tangent")
-        ops = reference_ops(numeric, dps)
-        rt = self.runtime(numeric, ops)
-        fn = Compiler(rt.prims(), Budget(budget)).compile_program(self.target(prog))
-        real = float if numeric == "float" else mpmath.mpf
+        ops, _, fn, real = self.prepare(prog, x, numeric, budget, dps)
         din, dout = prog.input_type, prog.output_type
 
         def go() -> tuple[Any, Any]:

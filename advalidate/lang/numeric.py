@@ -25,9 +25,10 @@ DEFAULT_DPS = 50
 
 
 class ReferenceOps:
-    """Shared bookkeeping; subclasses supply the arithmetic."""
+    """Arithmetic with domain checks and bookkeeping over a math library (`math` or `mpmath`)."""
 
     name = "abstract"
+    lib: Any = math
 
     def __init__(self) -> None:
         self.ops = 0
@@ -38,6 +39,12 @@ class ReferenceOps:
         self.ops = 0
         self.path = []
         self.min_margin = math.inf
+
+    def number(self, r: Any) -> Any:
+        raise NotImplementedError
+
+    def _ok(self, v: Any, what: str) -> Any:
+        raise NotImplementedError
 
     def _compare(self, a: Any, b: Any, outcome: bool) -> bool:
         self.ops += 1
@@ -60,106 +67,13 @@ class ReferenceOps:
     def ge(self, a: Any, b: Any) -> bool:
         return self._compare(a, b, a >= b)
 
-
-class FloatOps(ReferenceOps):
-    """IEEE double precision, via Python floats and `math`."""
-
-    name = "float"
-
-    def const(self, r: float) -> float:
+    def const(self, r: Any) -> Any:
         self.ops += 1
-        return float(r)
+        return self.number(r)
 
-    def real(self, n: int) -> float:
+    def real(self, n: int) -> Any:
         self.ops += 1
-        return self._ok(float(n), "real")
-
-    def _ok(self, v: float, what: str) -> float:
-        if not math.isfinite(v):
-            raise DomainError(f"{what} gave a non-finite result ({v})")
-        return v
-
-    def add(self, a: float, b: float) -> float:
-        self.ops += 1
-        return self._ok(a + b, "+")
-
-    def sub(self, a: float, b: float) -> float:
-        self.ops += 1
-        return self._ok(a - b, "-")
-
-    def mul(self, a: float, b: float) -> float:
-        self.ops += 1
-        return self._ok(a * b, "*")
-
-    def div(self, a: float, b: float) -> float:
-        self.ops += 1
-        if b == 0:
-            raise DomainError("division by zero")
-        return self._ok(a / b, "/")
-
-    def neg(self, a: float) -> float:
-        self.ops += 1
-        return -a
-
-    def _unary(self, fn: Any, a: float, what: str) -> float:
-        self.ops += 1
-        try:
-            return self._ok(fn(a), what)
-        except OverflowError:
-            raise DomainError(f"{what}({a}) overflows") from None
-
-    def sin(self, a: float) -> float:
-        return self._unary(math.sin, a, "sin")
-
-    def cos(self, a: float) -> float:
-        return self._unary(math.cos, a, "cos")
-
-    def tan(self, a: float) -> float:
-        if abs(math.cos(a)) < POLE_MARGIN:
-            raise DomainError(f"tan at a pole ({a})")
-        return self._unary(math.tan, a, "tan")
-
-    def exp(self, a: float) -> float:
-        return self._unary(math.exp, a, "exp")
-
-    def log(self, a: float) -> float:
-        if a <= 0:
-            raise DomainError(f"log of a non-positive number ({a})")
-        return self._unary(math.log, a, "log")
-
-    def sqrt(self, a: float) -> float:
-        if a <= 0:
-            raise DomainError(f"sqrt of a non-positive number ({a})")
-        return self._unary(math.sqrt, a, "sqrt")
-
-    def tanh(self, a: float) -> float:
-        return self._unary(math.tanh, a, "tanh")
-
-    def atan(self, a: float) -> float:
-        return self._unary(math.atan, a, "atan")
-
-
-class MpOps(ReferenceOps):
-    """mpmath at `dps` decimal digits; callers run under `mpmath.workdps(ops.dps)`."""
-
-    name = "mp"
-
-    def __init__(self, dps: int = DEFAULT_DPS) -> None:
-        super().__init__()
-        self.dps = dps
-
-    def const(self, r: Any) -> mpmath.mpf:
-        self.ops += 1
-        return mpmath.mpf(r)
-
-    def real(self, n: int) -> mpmath.mpf:
-        self.ops += 1
-        return mpmath.mpf(n)
-
-    def _ok(self, v: Any, what: str) -> Any:
-        if not mpmath.isfinite(v) or abs(v) > 1e300:
-            raise DomainError(f"{what} gave a result out of range ({mpmath.nstr(v, 8)})")
-        return v
+        return self._ok(self.number(n), "real")
 
     def add(self, a: Any, b: Any) -> Any:
         self.ops += 1
@@ -183,41 +97,84 @@ class MpOps(ReferenceOps):
         self.ops += 1
         return -a
 
-    def _unary(self, fn: Any, a: Any, what: str) -> Any:
+    def _unary(self, name: str, a: Any) -> Any:
         self.ops += 1
-        return self._ok(fn(a), what)
+        try:
+            return self._ok(getattr(self.lib, name)(a), name)
+        except OverflowError:
+            raise DomainError(f"{name}({a}) overflows") from None
 
     def sin(self, a: Any) -> Any:
-        return self._unary(mpmath.sin, a, "sin")
+        return self._unary("sin", a)
 
     def cos(self, a: Any) -> Any:
-        return self._unary(mpmath.cos, a, "cos")
+        return self._unary("cos", a)
 
     def tan(self, a: Any) -> Any:
-        if abs(mpmath.cos(a)) < POLE_MARGIN:
-            raise DomainError(f"tan at a pole ({mpmath.nstr(a, 8)})")
-        return self._unary(mpmath.tan, a, "tan")
+        if abs(self.lib.cos(a)) < POLE_MARGIN:
+            raise DomainError(f"tan at a pole ({float(a)})")
+        return self._unary("tan", a)
+
+    def exp(self, a: Any) -> Any:
+        return self._unary("exp", a)
+
+    def log(self, a: Any) -> Any:
+        if a <= 0:
+            raise DomainError(f"log of a non-positive number ({float(a)})")
+        return self._unary("log", a)
+
+    def sqrt(self, a: Any) -> Any:
+        if a <= 0:
+            raise DomainError(f"sqrt of a non-positive number ({float(a)})")
+        return self._unary("sqrt", a)
+
+    def tanh(self, a: Any) -> Any:
+        return self._unary("tanh", a)
+
+    def atan(self, a: Any) -> Any:
+        return self._unary("atan", a)
+
+
+class FloatOps(ReferenceOps):
+    """IEEE double precision, via Python floats and `math`."""
+
+    name = "float"
+    lib = math
+
+    def number(self, r: Any) -> float:
+        return float(r)
+
+    def _ok(self, v: float, what: str) -> float:
+        if not math.isfinite(v):
+            raise DomainError(f"{what} gave a non-finite result ({v})")
+        return v
+
+
+class MpOps(ReferenceOps):
+    """mpmath at `dps` decimal digits; callers run under `mpmath.workdps(ops.dps)`.
+
+    Results beyond ±1e300 count as overflow, so float and mp agree on what is well-behaved.
+    """
+
+    name = "mp"
+    lib = mpmath
+
+    def __init__(self, dps: int = DEFAULT_DPS) -> None:
+        super().__init__()
+        self.dps = dps
+
+    def number(self, r: Any) -> mpmath.mpf:
+        return mpmath.mpf(r)
+
+    def _ok(self, v: Any, what: str) -> Any:
+        if not mpmath.isfinite(v) or abs(v) > 1e300:
+            raise DomainError(f"{what} gave a result out of range ({mpmath.nstr(v, 8)})")
+        return v
 
     def exp(self, a: Any) -> Any:
         if a > 690:
             raise DomainError(f"exp({mpmath.nstr(a, 8)}) overflows")
-        return self._unary(mpmath.exp, a, "exp")
-
-    def log(self, a: Any) -> Any:
-        if a <= 0:
-            raise DomainError(f"log of a non-positive number ({mpmath.nstr(a, 8)})")
-        return self._unary(mpmath.log, a, "log")
-
-    def sqrt(self, a: Any) -> Any:
-        if a <= 0:
-            raise DomainError(f"sqrt of a non-positive number ({mpmath.nstr(a, 8)})")
-        return self._unary(mpmath.sqrt, a, "sqrt")
-
-    def tanh(self, a: Any) -> Any:
-        return self._unary(mpmath.tanh, a, "tanh")
-
-    def atan(self, a: Any) -> Any:
-        return self._unary(mpmath.atan, a, "atan")
+        return super().exp(a)
 
 
 def reference_ops(numeric: str, dps: int = DEFAULT_DPS) -> ReferenceOps:

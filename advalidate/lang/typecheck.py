@@ -11,7 +11,25 @@ from collections.abc import Callable
 
 from . import ast as A
 from .errors import TypeCheckError
-from .types import BOOL, UNIT, Arrow, Int, List, Pair, R, Real, Sum, TVar, Type, Unit, Z, prune, resolve, show_type
+from .types import (
+    BOOL,
+    UNIT,
+    Arrow,
+    Int,
+    List,
+    Pair,
+    R,
+    Real,
+    Sum,
+    TVar,
+    Type,
+    Unit,
+    Z,
+    any_part,
+    prune,
+    resolve,
+    show_type,
+)
 
 
 def _v(numeric: bool = False) -> TVar:
@@ -170,7 +188,7 @@ class _Checker:
             self.pattern(e.pat, rhs, inner, set())
             return self.infer(e.body, inner)
         if isinstance(e, A.LetRec):
-            fn_ty = self.letrec(e, e.name, e.binders, e.result, e.rhs, env)
+            fn_ty = self.letrec(e.name, e.binders, e.result, e.rhs, env)
             e.fn_ty = fn_ty
             inner = dict(env)
             inner[e.name] = fn_ty
@@ -203,9 +221,7 @@ class _Checker:
             )
         return res
 
-    def letrec(
-        self, node: A.Node, name: str, binders: list[A.Binder], result: Type | None, rhs: A.Expr, env: dict
-    ) -> Type:
+    def letrec(self, name: str, binders: list[A.Binder], result: Type | None, rhs: A.Expr, env: dict) -> Type:
         inner = dict(env)
         doms = [self.binder(b, inner) for b in binders]
         res: Type = result if result is not None else _v()
@@ -287,16 +303,8 @@ def _resolve_patterns(n: A.Node) -> None:
 
 
 def _has_free_var(t: Type) -> bool:
-    t = prune(t)
-    if isinstance(t, TVar):
-        return not t.numeric
-    if isinstance(t, (Pair, Sum)):
-        return _has_free_var(t.left) or _has_free_var(t.right)
-    if isinstance(t, List):
-        return _has_free_var(t.elem)
-    if isinstance(t, Arrow):
-        return _has_free_var(t.dom) or _has_free_var(t.cod)
-    return False
+    """A type variable no constraint fixed (numeric ones default to R and do not count)."""
+    return any_part(t, lambda p: isinstance(p, TVar) and not p.numeric)
 
 
 def typecheck_program(expr: A.Expr, source: str | None = None) -> tuple[Type, Type]:

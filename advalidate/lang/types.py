@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -109,29 +110,27 @@ def is_bool(t: Type) -> bool:
     return isinstance(t, Sum) and isinstance(prune(t.left), Unit) and isinstance(prune(t.right), Unit)
 
 
+def any_part(t: Type, pred: Callable[[Type], bool]) -> bool:
+    """True when `pred` holds for `t` or any type inside it (after following bound variables)."""
+    t = prune(t)
+    if pred(t):
+        return True
+    if isinstance(t, (Pair, Sum)):
+        return any_part(t.left, pred) or any_part(t.right, pred)
+    if isinstance(t, List):
+        return any_part(t.elem, pred)
+    if isinstance(t, Arrow):
+        return any_part(t.dom, pred) or any_part(t.cod, pred)
+    return False
+
+
 def is_first_order(t: Type) -> bool:
     """True when no arrow occurs in `t` (program inputs and outputs must be first-order)."""
-    t = prune(t)
-    if isinstance(t, Arrow):
-        return False
-    if isinstance(t, (Pair, Sum)):
-        return is_first_order(t.left) and is_first_order(t.right)
-    if isinstance(t, List):
-        return is_first_order(t.elem)
-    return True
+    return not any_part(t, lambda p: isinstance(p, Arrow))
 
 
 def contains_real(t: Type) -> bool:
-    t = prune(t)
-    if isinstance(t, Real):
-        return True
-    if isinstance(t, (Pair, Sum)):
-        return contains_real(t.left) or contains_real(t.right)
-    if isinstance(t, List):
-        return contains_real(t.elem)
-    if isinstance(t, Arrow):
-        return contains_real(t.dom) or contains_real(t.cod)
-    return False
+    return any_part(t, lambda p: isinstance(p, Real))
 
 
 def show_type(t: Type) -> str:
