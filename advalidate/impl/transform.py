@@ -108,8 +108,13 @@ class Transformer:
         xs: list[C.CExpr] = []
         ds: list[C.CExpr] = []
         for a in args:
-            p, xv, dv = self.fresh("p"), self.fresh("x"), self.fresh("d")
-            binds += [(p, a), (xv, C.Fst(C.Var(p))), (dv, C.Snd(C.Var(p)))]
+            if isinstance(a, C.Var):
+                p = a.name
+            else:
+                p = self.fresh("p")
+                binds.append((p, a))
+            xv, dv = self.fresh("x"), self.fresh("d")
+            binds += [(xv, C.Fst(C.Var(p))), (dv, C.Snd(C.Var(p)))]
             xs.append(C.Var(xv))
             ds.append(C.Var(dv))
         y = self.fresh("y")

@@ -111,15 +111,7 @@ class Compiler:
             fn, arg = self.expr(e.fn, s), self.expr(e.arg, s)
             return lambda f: fn(f)(arg(f))
         if isinstance(e, C.Let):
-            rhs = self.expr(e.rhs, s)
-            i = s.new_slot(e.name)
-            body = self.expr(e.body, s)
-
-            def let(f: list) -> Any:
-                f[i] = rhs(f)
-                return body(f)
-
-            return let
+            return self.let_chain(e, s)
         if isinstance(e, C.LetRec):
             i = s.new_slot(e.name)
             mk = self.lam(e.param, e.fbody, s)
@@ -159,6 +151,30 @@ class Compiler:
         if isinstance(e, C.Op):
             return self.op(e, s)
         return self.compile_extra(e, s)
+
+    def let_chain(self, e: C.Let, s: _Scope) -> Code:
+        """A run of nested `let`s runs as one loop over its bindings, not as nested calls."""
+        binds: list[tuple[int, Code]] = []
+        while isinstance(e, C.Let):
+            rhs = self.expr(e.rhs, s)
+            binds.append((s.new_slot(e.name), rhs))
+            e = e.body
+        body = self.expr(e, s)
+        if len(binds) == 1:
+            ((i, rhs),) = binds
+
+            def let(f: list) -> Any:
+                f[i] = rhs(f)
+                return body(f)
+
+            return let
+
+        def lets(f: list) -> Any:
+            for i, rhs in binds:
+                f[i] = rhs(f)
+            return body(f)
+
+        return lets
 
     def compile_extra(self, e: C.CExpr, s: _Scope) -> Code:
         raise NotImplementedError(f"{type(self).__name__} cannot compile {type(e).__name__} nodes")
