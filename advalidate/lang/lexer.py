@@ -25,14 +25,14 @@ _TOKEN_RE = re.compile(
     (?P<symbol>->|::|<=|>=|==|[\\=(),:;{{}}\[\]+*/<>]|-(?!-))
   | (?P<space>[ \t]+)
   | (?P<name>[A-Za-z_][A-Za-z0-9_']*)
-  | (?P<number>[0-9]+(?P<frac>\.[0-9]+)?(?P<exp>[eE][+-]?[0-9]+)?)
+  | (?P<number>[0-9]+(?P<frac>\.[0-9]+)?(?P<exp>[eE][+-]?[0-9]+)?(?![A-Za-z0-9_'.]))
+  | (?P<badnumber>[0-9][A-Za-z0-9_'.]*)
   | (?P<newline>\r\n|[{_LINE_BREAKS}])
   | (?P<comment>--[^{_LINE_BREAKS}]*)
   | (?P<bad>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
-_NUMBER_TAIL_RE = re.compile(r"[A-Za-z0-9_'.]+")
 _KEYWORDS = frozenset(KEYWORDS)
 
 
@@ -88,27 +88,29 @@ class _Lexer:
                 append(Token(tok_kind, text, file, line, m.start() - line_start + 1))
             elif kind == "newline":
                 line, line_start = line + 1, m.end()
-            elif kind in ("number", "bad"):
+            elif kind == "number":
                 self.line, self.line_start = line, line_start
-                if kind == "bad":
-                    raise self.bad_character(m.start())
                 append(self.number(m))
+            elif kind in ("bad", "badnumber"):
+                self.line, self.line_start = line, line_start
+                raise self.bad_character(m.start()) if kind == "bad" else self.bad_number(m)
         append(Token("EOF", "", file, line, len(self.text) - line_start + 1))
         return tokens
 
+    def bad_number(self, m: re.Match[str]) -> ParseError:
+        """A number glued to letters or dots (`2x`, `1.`, `1e`, `1.5.3`)."""
+        text = m.group()
+        shown = text if len(text) <= 30 else text[:27] + "..."
+        return self.error(
+            f"malformed number '{shown}': write digits with an optional fraction and exponent, "
+            "like 3, 1.5 or 2.5e-3, and separate numbers from names by a space",
+            m.start(),
+            m.end(),
+        )
+
     def number(self, m: re.Match[str]) -> Token:
-        """INT or REAL; a number glued to letters or dots (`2x`, `1.`, `1e`) is malformed."""
+        """INT or REAL; a REAL has a fraction or an exponent and must be finite."""
         text, start, end = m.group(), m.start(), m.end()
-        tail = _NUMBER_TAIL_RE.match(self.text, end)
-        if tail is not None:
-            bad = text + tail.group()
-            shown = bad if len(bad) <= 30 else bad[:27] + "..."
-            raise self.error(
-                f"malformed number '{shown}': write digits with an optional fraction and exponent, "
-                "like 3, 1.5 or 2.5e-3, and separate numbers from names by a space",
-                start,
-                tail.end(),
-            )
         if m.group("frac") is None and m.group("exp") is None:
             if len(text) > MAX_INT_DIGITS:
                 raise self.error(f"integer literal too long (more than {MAX_INT_DIGITS} digits)", start, end)

@@ -54,8 +54,11 @@ class _Parser:
 
     # ---- token helpers --------------------------------------------------------------------
 
-    def peek(self, ahead: int = 0) -> Token:
-        return self.toks[min(self.i + ahead, len(self.toks) - 1)]
+    def peek(self) -> Token:
+        return self.toks[self.i]  # never past the end: `advance` stops at the final EOF token
+
+    def peek_next(self) -> Token:
+        return self.toks[min(self.i + 1, len(self.toks) - 1)]
 
     def advance(self) -> Token:
         tok = self.toks[self.i]
@@ -98,10 +101,7 @@ class _Parser:
     def finish(self, what: str) -> None:
         tok = self.peek()
         if tok.kind != "EOF":
-            hint = ""
-            if tok.kind in _BLOCK_START:
-                hint = f"; {_BLOCK_START[tok.kind]} used as an argument or operand must be parenthesised"
-            raise self.error(f"expected {what}, found {tok.describe()}{hint}", tok)
+            raise self.error(f"expected {what}, found {tok.describe()}{_block_hint(tok)}", tok)
 
     # ---- types ------------------------------------------------------------------------------
 
@@ -155,9 +155,8 @@ class _Parser:
         tok = self.peek()
         if tok.kind != kind:
             where = f"line {opener.span.line}, column {opener.span.col}"
-            raise self.error(
-                f"expected '{kind}' to match the '{opener.text}' at {where}, found {tok.describe()}", tok
-            )
+            found = f"{tok.describe()}{_block_hint(tok)}"
+            raise self.error(f"expected '{kind}' to match the '{opener.text}' at {where}, found {found}", tok)
         return self.advance()
 
     # ---- patterns and binders ---------------------------------------------------------------
@@ -202,11 +201,12 @@ class _Parser:
             raise self.error(f"'{tok.text}' is a reserved keyword: it cannot be bound", tok)
 
     def binder(self) -> A.Binder:
+        """`x`, `(p : T)`, `(p, q, ...)`, and the printable extensions `_`, `()` and `(p)`."""
         tok = self.peek()
         if tok.kind != "(":
             pat = self.pattern()
             return A.Binder(pat, None, span=pat.span)
-        if self.peek(1).kind == ")":
+        if self.peek_next().kind == ")":
             pat = self.pattern()
             return A.Binder(pat, None, span=pat.span)
         self.advance()
@@ -503,9 +503,7 @@ class _Parser:
         self.finish("'def' or end of input")
         last = defs[-1]
         if last.name != "main":
-            raise self.error(
-                f"the last definition must be 'main' (the program), found '{last.name}'", names[last.name]
-            )
+            raise self.error(f"the last definition must be 'main' (the program), found '{last.name}'", names[last.name])
         return A.Module(None, defs, span=self.span_from(start))
 
     def definition(self, names: dict[str, Token]) -> A.Def:
@@ -523,6 +521,13 @@ class _Parser:
         self.expect("=", f" after the parameters of '{name}'")
         body = self.expr()
         return A.Def(name, binders, result, body, span=self.span_from(start.span))
+
+
+def _block_hint(tok: Token) -> str:
+    """Why a `\\`, `let`, `letrec`, `if` or `case` after a complete operand is refused."""
+    if tok.kind not in _BLOCK_START:
+        return ""
+    return f"; {_BLOCK_START[tok.kind]} used as an argument or operand must be parenthesised"
 
 
 def _reduces(top: Token, prec: int, assoc: str) -> bool:

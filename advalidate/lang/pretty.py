@@ -113,7 +113,7 @@ def _level(e: A.Expr) -> int:
     return _ATOM
 
 
-def _simple(e: A.Expr, ind: int, flat: bool) -> str:  # noqa: C901 - one branch per node kind
+def _simple(e: A.Expr, ind: int, flat: bool) -> str:
     if isinstance(e, A.BinOp):
         _, lp, rp = _BINOP_LEVELS[e.op]
         return f"{_show(e.left, lp, ind, flat)} {e.op} {_show(e.right, rp, ind, flat)}"
