@@ -7,6 +7,7 @@ message naming file, line and column; it never produces a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -105,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("advalidate: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `advalidate show ... | head`: the reader left, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     return EXIT_USAGE
 
 
