@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import core as C
-from .errors import BudgetError
+from .errors import BudgetError, DomainError
 from .values import Inl, Inr
 
 Code = Callable[[list], Any]
@@ -317,7 +317,7 @@ def list_prims(add: Callable, zero: Callable[[], Any]) -> dict[str, Callable]:
         while xs is not None:
             acc += xs[0]
             xs = xs[1]
-        return acc
+        return small_int(acc, "sum")
 
     return {
         "map": lmap,
@@ -330,10 +330,22 @@ def list_prims(add: Callable, zero: Callable[[], Any]) -> dict[str, Callable]:
     }
 
 
+# Integers are Python ints, but bounded: repeated squaring would otherwise take time and memory
+# exponential in the number of steps (and Python cannot print an int of more than 4300 digits).
+MAX_INT_BITS = 4096
+
+
+def small_int(n: int, what: str) -> int:
+    """`n`, or DomainError when it has more than MAX_INT_BITS bits."""
+    if n.bit_length() > MAX_INT_BITS:
+        raise DomainError(f"integer overflow in {what}: the result has more than {MAX_INT_BITS} bits")
+    return n
+
+
 INT_PRIMS: dict[str, Callable] = {
-    "iadd": lambda a, b: a + b,
-    "isub": lambda a, b: a - b,
-    "imul": lambda a, b: a * b,
+    "iadd": lambda a, b: small_int(a + b, "+"),
+    "isub": lambda a, b: small_int(a - b, "-"),
+    "imul": lambda a, b: small_int(a * b, "*"),
     "ineg": lambda a: -a,
     "ilt": lambda a, b: a < b,
     "ile": lambda a, b: a <= b,

@@ -3,6 +3,7 @@
 Compiled programs recurse in Python as deeply as the object program does (a 100,000-deep
 `letrec` is a few hundred thousand Python frames). `run_deep` runs a call on a dedicated thread
 with a large C stack and a raised recursion limit; calls made from that thread run in place.
+Recursion deeper than even that allows raises `BudgetError`, never `RecursionError`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from queue import SimpleQueue
 from typing import Any, TypeVar
+
+from .errors import BudgetError
 
 T = TypeVar("T")
 STACK_BYTES = 1 << 30
@@ -35,6 +38,9 @@ def _serve() -> None:
         sys.setrecursionlimit(max(old, RECURSION_LIMIT))
         try:
             fut.set_result(fn(*args, **kwargs))
+        except RecursionError:
+            # Even this stack ran out: a typed error (dropping the traceback of millions of frames).
+            fut.set_exception(BudgetError(f"recursion too deep (more than {RECURSION_LIMIT} Python frames)"))
         except BaseException as exc:  # handed to the caller, who re-raises it
             fut.set_exception(exc)
         finally:

@@ -73,7 +73,10 @@ class ReferenceOps:
 
     def real(self, n: int) -> Any:
         self.ops += 1
-        return self._ok(self.number(n), "real")
+        try:
+            return self._ok(self.number(n), "real")
+        except OverflowError:  # float(n) of an int beyond the double range
+            raise DomainError(f"real of an integer too large ({n.bit_length()} bits)") from None
 
     def add(self, a: Any, b: Any) -> Any:
         self.ops += 1
@@ -103,6 +106,8 @@ class ReferenceOps:
             return self._ok(getattr(self.lib, name)(a), name)
         except OverflowError:
             raise DomainError(f"{name}({a}) overflows") from None
+        except ValueError:  # math.sin(inf) and the like
+            raise DomainError(f"{name}({a}) is undefined") from None
 
     def sin(self, a: Any) -> Any:
         return self._unary("sin", a)

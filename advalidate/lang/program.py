@@ -45,7 +45,7 @@ class Program:
     def core(self) -> C.CExpr:
         """The desugared core program (computed once)."""
         if self._core is None:
-            self._core = C.desugar(self.expr)
+            self._core = run_deep(C.desugar, self.expr)
         return self._core
 
     def size(self) -> int:
@@ -61,7 +61,8 @@ def parse(text: str, filename: str = "<input>") -> Program:
 def program_of_module(module: A.Module, source: str | None = None, filename: str = "<input>") -> Program:
     """Type-check a syntax tree (e.g. one built by the generator)."""
     expr = A.module_as_expr(module)
-    dom, cod = typecheck_program(expr, source)
+    # Inference recurses as deep as the tree (up to the parser's nesting limit), whatever the caller's depth.
+    dom, cod = run_deep(typecheck_program, expr, source)
     return Program(module, expr, dom, cod, source, filename)
 
 
@@ -94,7 +95,8 @@ def run_reference(
     """Evaluate with the reference interpreter, recording op count, branch path and margin."""
     check_value(x, prog.input_type, "input")
     ops: ReferenceOps = reference_ops(numeric, dps)
-    fn = Compiler(numeric_prims(ops), Budget(budget)).compile_program(prog.core)
+    # Compiling recurses as deep as the core program nests (a long list literal is a long let chain).
+    fn = run_deep(lambda: Compiler(numeric_prims(ops), Budget(budget)).compile_program(prog.core))
     real = _to_domain(numeric)
 
     def go() -> Any:
@@ -123,16 +125,29 @@ def to_python(prog: Program, ops: Any, budget: int | None = None) -> Callable[[A
     number objects); integers, booleans, tuples, lists and Inl/Inr are plain Python values.
     Comparisons must return a bool. Recursion as deep as the program needs is supported.
     """
-    fn = Compiler(numeric_prims(ops), Budget(budget)).compile_program(prog.core)
+    steps = Budget(budget)
+    fn = run_deep(lambda: _CallTimeConsts(numeric_prims(ops), steps).compile_program(prog.core))
     din, dout = prog.input_type, prog.output_type
 
     def f(x: Any) -> Any:
         def go() -> Any:
             return convert(fn(convert(x, din, _identity, internal=True)), dout, _identity, internal=False)
 
+        steps.reset()  # the budget is per call
         return run_deep(go)
 
     return f
+
+
+class _CallTimeConsts(Compiler):
+    """Calls `ops.const` when a literal is evaluated, not once at compile time: an ops namespace
+    (an AD library's tape, a recorder) sees every real of a call made during that call."""
+
+    def expr(self, e: C.CExpr, s: Any) -> Any:
+        if isinstance(e, C.Const) and isinstance(e.value, float):
+            const, r = self.prims["const"], e.value
+            return lambda f: const(r)
+        return super().expr(e, s)
 
 
 def _identity(v: Any) -> Any:

@@ -7,6 +7,7 @@ comparisons `< <= > >=` are overloaded on R and Z; `/` is R only and `==` is Z o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from . import ast as A
@@ -59,21 +60,42 @@ def _builtin_type(name: str) -> Type:
     return table[name]()
 
 
-def _occurs(v: TVar, t: Type) -> bool:
+# Types are DAGs (a variable bound once may occur many times), so `let a2 = (a1, a1) in ..` doubles a
+# type's tree in one step. Traversals below remember visited nodes, and `check_sizes` refuses types
+# whose tree is larger than this, so such programs fail fast instead of taking exponential time.
+MAX_TYPE_SIZE = 100_000
+
+
+class _InfiniteType(Exception):
+    """Unification would bind `var` to a type `ty` that contains it (the occurs check)."""
+
+    def __init__(self, var: TVar, ty: Type) -> None:
+        super().__init__()
+        self.var, self.ty = var, ty
+
+
+def _occurs(v: TVar, t: Type, seen: set[int] | None = None) -> bool:
     t = prune(t)
     if t is v:
         return True
+    seen = set() if seen is None else seen
+    if id(t) in seen:
+        return False
+    seen.add(id(t))
     if isinstance(t, (Pair, Sum)):
-        return _occurs(v, t.left) or _occurs(v, t.right)
+        return _occurs(v, t.left, seen) or _occurs(v, t.right, seen)
     if isinstance(t, List):
-        return _occurs(v, t.elem)
+        return _occurs(v, t.elem, seen)
     if isinstance(t, Arrow):
-        return _occurs(v, t.dom) or _occurs(v, t.cod)
+        return _occurs(v, t.dom, seen) or _occurs(v, t.cod, seen)
     return False
 
 
-def _unify(a: Type, b: Type) -> bool:
-    """Make `a` and `b` equal by binding variables; False when they cannot be."""
+def _unify(a: Type, b: Type, seen: set[tuple[int, int]] | None = None) -> bool:
+    """Make `a` and `b` equal by binding variables; False when they cannot be.
+
+    Raises `_InfiniteType` when the occurs check fails.
+    """
     a, b = prune(a), prune(b)
     if a is b:
         return True
@@ -86,27 +108,90 @@ def _unify(a: Type, b: Type) -> bool:
         if v.numeric and not isinstance(t, (Real, Int)):
             return False
         if _occurs(v, t):
-            return False
+            raise _InfiniteType(v, t)
         v.ref = t
         return True
     if type(a) is not type(b):
         return False
     if isinstance(a, (Real, Int, Unit)):
         return True
+    seen = set() if seen is None else seen
+    if (id(a), id(b)) in seen:  # a shared pair of sub-DAGs, already unified
+        return True
+    seen.add((id(a), id(b)))
     if isinstance(a, (Pair, Sum)):
-        return _unify(a.left, b.left) and _unify(a.right, b.right)
+        return _unify(a.left, b.left, seen) and _unify(a.right, b.right, seen)
     if isinstance(a, List):
-        return _unify(a.elem, b.elem)
+        return _unify(a.elem, b.elem, seen)
     if isinstance(a, Arrow):
-        return _unify(a.dom, b.dom) and _unify(a.cod, b.cod)
+        return _unify(a.dom, b.dom, seen) and _unify(a.cod, b.cod, seen)
     return False
 
 
-def _describe(t: Type) -> str:
+def _tree_size(t: Type, memo: dict[int, int]) -> int:
+    """Number of constructors in `t` as a tree (shared sub-DAGs counted every time they occur)."""
+    t = prune(t)
+    key = id(t)
+    if key not in memo:
+        if isinstance(t, (Pair, Sum)):
+            memo[key] = 1 + _tree_size(t.left, memo) + _tree_size(t.right, memo)
+        elif isinstance(t, List):
+            memo[key] = 1 + _tree_size(t.elem, memo)
+        elif isinstance(t, Arrow):
+            memo[key] = 1 + _tree_size(t.dom, memo) + _tree_size(t.cod, memo)
+        else:
+            memo[key] = 1
+    return memo[key]
+
+
+def _resolve_shared(t: Type, memo: dict[int, Type]) -> Type:
+    """`resolve`, keeping shared sub-DAGs shared (linear time in the DAG)."""
+    t = prune(t)
+    key = id(t)
+    if key not in memo:
+        if isinstance(t, (Pair, Sum)):
+            memo[key] = type(t)(_resolve_shared(t.left, memo), _resolve_shared(t.right, memo))
+        elif isinstance(t, List):
+            memo[key] = List(_resolve_shared(t.elem, memo))
+        elif isinstance(t, Arrow):
+            memo[key] = Arrow(_resolve_shared(t.dom, memo), _resolve_shared(t.cod, memo))
+        else:
+            memo[key] = resolve(t)
+    return memo[key]
+
+
+def _describe(t: Type, names: dict[str, str] | None = None) -> str:
+    """A type for a message; `names` shares variable names between the types of one message."""
     t = prune(t)
     if isinstance(t, TVar):
         return "a number (R or Z)" if t.numeric else "any type"
-    return "`" + show_type(t) + "`"
+    if _tree_size(t, {}) > 200:
+        return "a very large type"
+    return "`" + _tidy(show_type(t), {} if names is None else names) + "`"
+
+
+def _shown(name: str) -> str:
+    """A user's name as messages show it (a 10 MB identifier is not repeated in full)."""
+    return name if len(name) <= 30 else name[:27] + "..."
+
+
+_TVAR_NAME = re.compile(r"'([tn])(\d+)")
+
+
+def _tidy(shown: str, names: dict[str, str]) -> str:
+    """Rename inference variables (`'t123`) in a printed type to `'a`, `'b`, .. (numeric ones `'n`, `'n2`, ..)."""
+
+    def rename(m: re.Match[str]) -> str:
+        if m.group(0) not in names:
+            kind = m.group(1)
+            i = sum(1 for k in names if k[1] == kind)
+            if kind == "t":
+                names[m.group(0)] = "'" + (chr(ord("a") + i) if i < 26 else f"t{i}")
+            else:
+                names[m.group(0)] = "'n" + (str(i + 1) if i else "")
+        return names[m.group(0)]
+
+    return _TVAR_NAME.sub(rename, shown)
 
 
 class _Checker:
@@ -117,23 +202,39 @@ class _Checker:
     def fail(self, node: A.Node, message: str) -> TypeCheckError:
         return TypeCheckError(message, node.span, self.source)
 
+    def unify(self, node: A.Node, a: Type, b: Type) -> bool:
+        """`_unify`, reporting a failed occurs check at `node`."""
+        try:
+            return _unify(a, b)
+        except _InfiniteType as exc:
+            names: dict[str, str] = {}
+            var = _tidy(show_type(exc.var), names)
+            raise self.fail(
+                node,
+                f"this would need an infinite type: `{var}` would have to equal {_describe(exc.ty, names)}, "
+                "which contains it (occurs check; e.g. a function applied to itself, or a list consed onto itself)",
+            ) from None
+
     def expect(self, node: A.Node, expected: Type, found: Type, what: str = "this expression") -> None:
-        if not _unify(expected, found):
-            raise self.fail(node, f"{what} should have type {_describe(expected)}, but has type {_describe(found)}")
+        if not self.unify(node, expected, found):
+            names: dict[str, str] = {}
+            raise self.fail(
+                node, f"{what} should have type {_describe(expected, names)}, but has type {_describe(found, names)}"
+            )
 
     # ---- patterns ----
     def pattern(self, p: A.Pattern, t: Type, env: dict[str, Type], bound: set[str]) -> None:
         p.ty = t
         if isinstance(p, A.PVar):
             if p.name in bound:
-                raise self.fail(p, f"`{p.name}` is bound twice in the same pattern")
+                raise self.fail(p, f"`{_shown(p.name)}` is bound twice in the same pattern")
             bound.add(p.name)
             env[p.name] = t
         elif isinstance(p, A.PUnit):
             self.expect(p, UNIT, t, "the pattern `()`")
         elif isinstance(p, A.PPair):
             lt, rt = _v(), _v()
-            if not _unify(t, Pair(lt, rt)):
+            if not self.unify(p, t, Pair(lt, rt)):
                 raise self.fail(p, f"a pair pattern cannot match a value of type {_describe(t)}")
             self.pattern(p.left, lt, env, bound)
             self.pattern(p.right, rt, env, bound)
@@ -153,7 +254,7 @@ class _Checker:
     def _infer(self, e: A.Expr, env: dict[str, Type]) -> Type:  # noqa: C901 - one case per construct
         if isinstance(e, A.Var):
             if e.name not in env:
-                raise self.fail(e, f"unknown name `{e.name}`")
+                raise self.fail(e, f"unknown name `{_shown(e.name)}`")
             return env[e.name]
         if isinstance(e, A.Builtin):
             return _builtin_type(e.name)
@@ -215,7 +316,7 @@ class _Checker:
             self.expect(e.arg, f.dom, a, "the argument")
             return f.cod
         res = _v()
-        if not _unify(f, Arrow(a, res)):
+        if not self.unify(e, f, Arrow(a, res)):
             raise self.fail(
                 e.fn, f"this is applied to an argument, but it is not a function: it has type {_describe(f)}"
             )
@@ -229,7 +330,7 @@ class _Checker:
         for d in reversed(doms):
             fn_ty = Arrow(d, fn_ty)
         inner[name] = fn_ty
-        self.expect(rhs, res, self.infer(rhs, inner), f"the body of `{name}`")
+        self.expect(rhs, res, self.infer(rhs, inner), f"the body of `{_shown(name)}`")
         return fn_ty
 
     def _case(self, e: A.Case, env: dict[str, Type]) -> Type:
@@ -274,18 +375,26 @@ class _Checker:
         e.operand_ty = operand
         return BOOL if e.op in A.CMP_OPS else operand
 
+    def check_sizes(self) -> None:
+        """Refuse programs in which some expression's type is larger than MAX_TYPE_SIZE."""
+        memo: dict[int, int] = {}
+        for n in self.nodes:
+            if _tree_size(n.ty, memo) > MAX_TYPE_SIZE:
+                raise self.fail(n, f"the type of this expression is too large (more than {MAX_TYPE_SIZE} constructors)")
+
     def finish(self) -> None:
         """Replace type variables by their solutions (defaults where unconstrained)."""
+        memo: dict[int, Type] = {}
         for n in self.nodes:
-            n.ty = resolve(n.ty)
+            n.ty = _resolve_shared(n.ty, memo)
             if isinstance(n, A.BinOp):
-                n.operand_ty = resolve(n.operand_ty)
+                n.operand_ty = _resolve_shared(n.operand_ty, memo)
             if isinstance(n, A.LetRec):
-                n.fn_ty = resolve(n.fn_ty)
-            _resolve_patterns(n)
+                n.fn_ty = _resolve_shared(n.fn_ty, memo)
+            _resolve_patterns(n, memo)
 
 
-def _resolve_patterns(n: A.Node) -> None:
+def _resolve_patterns(n: A.Node, memo: dict[int, Type]) -> None:
     pats: list[A.Pattern] = []
     if isinstance(n, A.Lam):
         pats = [n.binder.pat]
@@ -297,7 +406,7 @@ def _resolve_patterns(n: A.Node) -> None:
         pats = [p for a in n.alts for p in a.pats]
     while pats:
         p = pats.pop()
-        p.ty = resolve(p.ty)
+        p.ty = _resolve_shared(p.ty, memo)
         if isinstance(p, A.PPair):
             pats += [p.left, p.right]
 
@@ -316,16 +425,29 @@ def typecheck_program(expr: A.Expr, source: str | None = None) -> tuple[Type, Ty
 
     checker = _Checker(source)
     t = prune(checker.infer(expr, {}))
+    checker.check_sizes()
+    where = _program_node(expr)
     if not isinstance(t, Arrow):
-        raise checker.fail(expr, f"a program must be a function `σ -> τ`, but this has type {_describe(t)}")
+        raise checker.fail(where, f"a program must be a function `σ -> τ`, but this has type {_describe(t)}")
     for part, what in ((t.dom, "input"), (t.cod, "output")):
         if _has_free_var(part):
+            so_far = "" if isinstance(prune(part), TVar) else f" (so far it is {_describe(part)})"
             raise checker.fail(
-                expr, f"cannot determine the program's {what} type {_describe(part)}: add a type annotation"
+                where,
+                f"cannot determine the program's {what} type{so_far}: add a type annotation, "
+                "e.g. `\\(x : R) -> ...` or `def main (x : R) : R = ...`",
             )
     checker.finish()
     dom, cod = resolve(t.dom), resolve(t.cod)
     for part, what in ((dom, "input"), (cod, "output")):
         if not is_first_order(part):
-            raise checker.fail(expr, f"the program's {what} type `{show_type(part)}` must be first-order (no `->`)")
+            raise checker.fail(where, f"the program's {what} type `{show_type(part)}` must be first-order (no `->`)")
     return dom, cod
+
+
+def _program_node(expr: A.Expr) -> A.Expr:
+    """Where to report errors about the program's type: `main` in a file of definitions."""
+    e = expr
+    while isinstance(e, A.LetRec):
+        e = e.body
+    return e if isinstance(e, A.Var) and e.span is not None else expr

@@ -191,7 +191,10 @@ def _show_real(v: Any) -> str:
     if isinstance(v, mpmath.mpf):
         if not mpmath.isfinite(v):
             return str(v)
-        s = mpmath.nstr(v, mpmath.mp.dps, min_fixed=-4, max_fixed=20)
+        # As many digits as the number carries (it was computed at the run's precision, which is
+        # usually higher than the ambient mp.dps in force when it is printed).
+        digits = max(mpmath.mp.dps, mpmath.libmp.prec_to_dps(v._mpf_[3]))
+        s = mpmath.nstr(v, digits, min_fixed=-4, max_fixed=20)
         return s if any(c in s for c in ".e") else s + ".0"
     f = float(v)
     if not math.isfinite(f):
