@@ -1,0 +1,228 @@
+"""Whole programs `\\(pattern : σ) -> body` and their inputs, from one chooser.
+
+Both front ends (the seeded `generate` and the Hypothesis strategies) call `build`: it draws the
+features (unless given), the input type σ (first-order: reals, integers, pairs, lists of reals,
+occasionally sums and Bool), the output type τ (mostly R, sometimes a small tuple or list of reals),
+the body through the type-directed rules, and an input value of type σ. The output is made to
+depend on the input (differentiating a constant is uninteresting).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..lang import ast as A
+from ..lang.pretty import pretty_module
+from ..lang.program import Program, program_of_module
+from ..lang.types import BOOL, Int, List, Pair, R, Real, Sum, Type, Unit, Z
+from ..lang.values import Inl, Inr
+from .choosers import Chooser
+from .rules import FEATURES, INPUT_LEN, INPUT_R, INPUT_Z, LR, PR, G, Gen, V, _call, _menu
+
+#: Target sizes when none is given: buckets of AST node counts (weights, lo, hi), integer-only so
+#: that a seed means the same program on every machine.
+SIZE_BUCKETS = ((2, 3, 6), (3, 6, 12), (3, 12, 25), (3, 25, 50), (2, 50, 100), (1, 100, 200))
+
+
+@dataclass(frozen=True)
+class Built:
+    """What `build` returns: the program's syntax tree, its input, and how it was drawn."""
+
+    module: A.Module
+    input: Any
+    input_type: Type
+    output_type: Type
+    features: frozenset[str]
+    target_size: int
+
+
+def draw_size(ch: Chooser) -> int:
+    k = ch.pick([w for w, _, _ in SIZE_BUCKETS])
+    _, lo, hi = SIZE_BUCKETS[k]
+    return ch.grid(lo, hi - 1)
+
+
+def draw_features(ch: Chooser) -> frozenset[str]:
+    """Swarm testing: a random subset of the features; sometimes a small one (a few constructs hard)."""
+    few = ch.flip(1, 4)
+    num, den = (1, 3) if few else (2, 3)
+    return frozenset(f for f in FEATURES if ch.flip(num, den))
+
+
+def check_features(features: Any) -> frozenset[str]:
+    if isinstance(features, str):
+        features = FEATURES if features == "all" else [f for f in features.split(",") if f]
+    fs = frozenset(features)
+    unknown = sorted(fs - set(FEATURES))
+    if unknown:
+        raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
+    return fs
+
+
+def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
+    """One program and its input, every choice made by `ch`."""
+    target = draw_size(ch) if size is None else max(1, int(size))
+    feats = draw_features(ch) if features is None else check_features(features)
+    g = Gen(ch, feats)
+    f = feats
+    first = _menu((10, R, True), (2, PR, "pairs" in f), (3, LR, "lists" in f))
+    others = _menu(
+        (10, R, True),
+        (3, Z, "ints" in f),
+        (2, PR, "pairs" in f),
+        (4, LR, "lists" in f),
+        (1, List(PR), "lists" in f and "pairs" in f),
+        (1, Sum(R, R), "sums" in f),
+        (1, Sum(R, PR), "sums" in f and "pairs" in f),
+        (1, BOOL, "cond" in f),
+    )
+    k = 1 + ch.pick([3, 4, 2, 1])
+    comps = [g.choose(first)] + [g.choose(others) for _ in range(k - 1)]
+    out_t = g.choose(
+        _menu(
+            (20, R, True),
+            (3, PR, "pairs" in f),
+            (3, LR, "lists" in f),
+            (1, Pair(R, PR), "pairs" in f),
+            (1, Pair(R, LR), "pairs" in f and "lists" in f),
+        )
+    )
+    in_t = comps[-1]
+    for c in reversed(comps[:-1]):
+        in_t = Pair(c, in_t)
+    # the parameter: a tuple pattern (one name per component) or one name for the whole input
+    if len(comps) > 1 and not ("pairs" in f and ch.flip(1, 5)):
+        names = [g.fresh(_prefix(c)) for c in comps]
+        pat: A.Pattern = A.PVar(names[-1])
+        for n in reversed(names[:-1]):
+            pat = A.PPair(A.PVar(n), pat)
+        env = tuple(V(n, c, input_bound(c), True) for n, c in zip(names, comps))
+    else:
+        name = g.fresh("p" if len(comps) > 1 else _prefix(in_t))
+        pat = A.PVar(name)
+        env = (V(name, in_t, input_bound(in_t), True),)
+    body = g.gen(out_t, max(1, target - 1), env)
+    if not body.dep:
+        body = depend(g, body, out_t, env)
+    lam = A.Lam(A.Binder(pat, in_t), body.e)
+    x = draw_value(ch, in_t)
+    return Built(A.Module(lam, []), x, in_t, out_t, feats, target)
+
+
+def to_program(built: Built, filename: str = "<generated>") -> Program:
+    """Type-check the generated tree (its source text is the pretty-printed program)."""
+    text = pretty_module(built.module)
+    return program_of_module(built.module, text, filename)
+
+
+def _prefix(t: Type) -> str:
+    if isinstance(t, Real):
+        return "x"
+    if isinstance(t, Int):
+        return "n"
+    if isinstance(t, List):
+        return "xs"
+    if t == BOOL:
+        return "c"
+    if isinstance(t, Sum):
+        return "s"
+    return "p"
+
+
+def input_bound(t: Type) -> Any:
+    """The magnitude bound of an input value of type `t` (see `draw_value`)."""
+    if isinstance(t, Real):
+        return INPUT_R
+    if isinstance(t, Int):
+        return float(INPUT_Z)
+    if isinstance(t, Unit) or t == BOOL:
+        return 0.0
+    if isinstance(t, (Pair, Sum)):
+        return (input_bound(t.left), input_bound(t.right))
+    if isinstance(t, List):
+        return (float(INPUT_LEN), input_bound(t.elem))
+    raise TypeError(f"no input values of type {t}")
+
+
+def draw_value(ch: Chooser, t: Type) -> Any:
+    """An input value of first-order type `t`: reals in +-[0.1, 2] (3 decimals), integers in
+    [0, 4], lists of 0..5 elements."""
+    if isinstance(t, Real):
+        v = ch.grid(100, 2000) / 1000.0
+        return -v if ch.flip(1, 2) else v
+    if isinstance(t, Int):
+        return ch.grid(0, INPUT_Z)
+    if t == BOOL:
+        return ch.flip(1, 2)
+    if isinstance(t, Unit):
+        return ()
+    if isinstance(t, Pair):
+        return (draw_value(ch, t.left), draw_value(ch, t.right))
+    if isinstance(t, Sum):
+        if ch.flip(1, 2):
+            return Inr(draw_value(ch, t.right))
+        return Inl(draw_value(ch, t.left))
+    if isinstance(t, List):
+        n = ch.pick([1, 2, 3, 3, 3, 2])
+        return [draw_value(ch, t.elem) for _ in range(n)]
+    raise TypeError(f"no input values of type {t}")
+
+
+# ---- making the output depend on the input ----------------------------------------------------
+
+
+def dep_real(g: Gen, env: tuple[V, ...]) -> A.Expr | None:
+    """A real expression that reads the input (from the first input variable holding a real)."""
+    for v in env:
+        if v.dep:
+            e = _real_of(g, A.Var(v.name), v.ty, 0)
+            if e is not None:
+                return e
+    return None
+
+
+def _real_of(g: Gen, x: A.Expr, t: Type, depth: int) -> A.Expr | None:
+    if isinstance(t, Real):
+        return x
+    if isinstance(t, Int):
+        return _call("real", x)
+    if depth > 4:
+        return None
+    if isinstance(t, Pair):
+        return _real_of(g, _call("fst", x), t.left, depth + 1) or _real_of(g, _call("snd", x), t.right, depth + 1)
+    if isinstance(t, List):
+        y = g.fresh("v")
+        inner = _real_of(g, A.Var(y), t.elem, depth + 1)
+        if inner is None:
+            return None
+        if isinstance(inner, A.Var):
+            return _call("sum", x)
+        return _call("sum", _call("map", A.Lam(A.Binder(A.PVar(y)), inner), x))
+    if isinstance(t, Sum) and t != BOOL:
+        na, nb = g.fresh("a"), g.fresh("b")
+        left = _real_of(g, A.Var(na), t.left, depth + 1)
+        right = _real_of(g, A.Var(nb), t.right, depth + 1)
+        if left is None or right is None:
+            return None
+        return A.Case(x, [A.Alt("inl", [A.PVar(na)], left), A.Alt("inr", [A.PVar(nb)], right)])
+    return None
+
+
+def depend(g: Gen, body: G, t: Type, env: tuple[V, ...]) -> G:
+    """`body` changed so that it reads the input: `body + d`, `d :: body`, on the first real."""
+    d = dep_real(g, env)
+    if d is None:  # pragma: no cover - the first input component always holds a real
+        return body
+    if isinstance(t, Real):
+        return G(A.BinOp("+", body.e, d), body.b, True, body.det)
+    if isinstance(t, List):
+        return G(A.Cons(d, body.e), body.b, True, True)
+    assert isinstance(t, Pair)
+    na, nb = g.fresh("a"), g.fresh("b")
+    left = depend(g, G(A.Var(na), body.b[0], False, True), t.left, env)
+    e = A.Let(A.PPair(A.PVar(na), A.PVar(nb)), body.e, A.PairE(left.e, A.Var(nb)))
+    return G(e, body.b, True, body.det)
+
+
+__all__ = ["Built", "build", "draw_value", "to_program"]

@@ -1,0 +1,548 @@
+"""Program families parameterised by n, for the complexity work.
+
+Each `Family` in `FAMILIES` has a `name`, a `description` citing the paper it comes from, the
+`features` it exercises, `program(n) -> Program`, `input(n, seed) -> value` and, where it can be
+computed by hand, `expected(n, x)` (the value the program must produce; None otherwise).
+`max_n` is the largest n whose program stays within the parser's nesting limit (None: any n; the
+input then grows with n instead of the program).
+
+All programs are written as source text, so `program(n).source` is also what `advalidate gen`
+users would read; inputs are drawn from `random.Random` seeded with a string (the same on every
+machine).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..lang.program import Program, parse
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    description: str
+    features: frozenset[str]
+    text: Callable[[int], str] = field(repr=False)
+    make_input: Callable[[int, random.Random], Any] = field(repr=False)
+    expect: Callable[[int, Any], Any] | None = field(default=None, repr=False)
+    max_n: int | None = None
+
+    def program(self, n: int) -> Program:
+        """The family's program for parameter n >= 1 (type-checked)."""
+        return _program(self, self._check_n(n))
+
+    def source(self, n: int) -> str:
+        return self.text(self._check_n(n))
+
+    def input(self, n: int, seed: int = 0) -> Any:
+        """An input for `program(n)`, the same for the same (n, seed) on every machine."""
+        return self.make_input(self._check_n(n), random.Random(f"family:{self.name}:{n}:{seed}"))
+
+    def expected(self, n: int, x: Any) -> Any:
+        """The value `program(n)` must have at `x`, or None when not derivable by hand."""
+        return None if self.expect is None else self.expect(self._check_n(n), x)
+
+    def _check_n(self, n: int) -> int:
+        if n < 1 or (self.max_n is not None and n > self.max_n):
+            raise ValueError(f"family {self.name}: n must be in 1..{self.max_n or 'any'}, got {n}")
+        return int(n)
+
+
+@lru_cache(maxsize=256)
+def _program(fam: Family, n: int) -> Program:
+    return parse(fam.text(n), filename=f"<family {fam.name} n={n}>")
+
+
+def _real(rng: random.Random, lo: float = 0.1, hi: float = 2.0, signed: bool = True) -> float:
+    v = round(rng.uniform(lo, hi), 3)
+    return -v if signed and rng.random() < 0.5 else v
+
+
+def _balanced_sum(terms: list[str]) -> str:
+    """`a + b + c + d` as a balanced tree of `+` (depth log n instead of n)."""
+    if len(terms) == 1:
+        return terms[0]
+    mid = len(terms) // 2
+    return f"({_balanced_sum(terms[:mid])} + {_balanced_sum(terms[mid:])})"
+
+
+# ---- doubling chain (seed 000 Fig. 2) -------------------------------------------------------
+
+
+def _doubling(n: int) -> str:
+    lines = ["\\(x : R) ->", "  let x1 = x + x in"]
+    lines += [f"  let x{k} = x{k - 1} + x{k - 1} in" for k in range(2, n + 1)]
+    lines.append(f"  x{n}")
+    return "\n".join(lines) + "\n"
+
+
+def _doubling_input(n: int, rng: random.Random) -> float:
+    # 2^-n scaling keeps the value 2^n x moderate; doubling is exact in floating point.
+    return math.ldexp(_real(rng, 0.5, 1.5, signed=False), -min(n, 1000))
+
+
+def _doubling_loop(n: int) -> str:
+    return f"\\(x : R) ->\n  letrec go (k : Z) (v : R) : R = if k <= 0 then v else go (k - 1) (v + v) in\n  go {n} x\n"
+
+
+# ---- the f1 ... f4 pattern of seed 000 section 6 ------------------------------------------
+
+
+def _fpattern(n: int) -> str:
+    lines = ["\\(x : R) ->", "  let s1 = x * x in"]
+    prev2 = "x"
+    for k in range(2, n + 1):
+        lines.append(f"  let s{k} = 0.5 * s{k - 1} + 0.5 * {prev2} in")
+        prev2 = f"s{k - 1}"
+    lines.append(f"  s{n}")
+    return "\n".join(lines) + "\n"
+
+
+def _fpattern_value(n: int, x: float) -> float:
+    a, b = x, x * x  # s0 = x, s1 = x * x
+    for _ in range(2, n + 1):
+        a, b = b, 0.5 * b + 0.5 * a
+    return b
+
+
+# ---- wide input read sparsely, deep right-nested input ----------------------------------------
+
+
+def _wide_reads(n: int) -> list[int]:
+    return sorted({1, (n + 1) // 2, n})
+
+
+def _wide(n: int) -> str:
+    reads = _wide_reads(n)
+    names = [f"x{k}" if k in reads else "_" for k in range(1, n + 1)]
+    ty = "R" if n == 1 else "(" + ", ".join(["R"] * n) + ")"
+    pat = names[0] if n == 1 else "(" + ", ".join(names) + ")"
+    a, m, z = f"x{reads[0]}", f"x{reads[len(reads) // 2]}", f"x{reads[-1]}"
+    return f"\\({pat} : {ty}) -> {a} * {m} + sin {z}\n"
+
+
+def _tuple_input(n: int, rng: random.Random) -> Any:
+    vals = [_real(rng) for _ in range(n)]
+    v: Any = vals[-1]
+    for r in reversed(vals[:-1]):
+        v = (r, v)
+    return v
+
+
+def _tuple_leaves(x: Any, n: int) -> list[float]:
+    out = []
+    for _ in range(n - 1):
+        out.append(x[0])
+        x = x[1]
+    out.append(x)
+    return out
+
+
+def _wide_value(n: int, x: Any) -> float:
+    v = _tuple_leaves(x, n)
+    reads = _wide_reads(n)
+    a, m, z = v[reads[0] - 1], v[reads[len(reads) // 2] - 1], v[reads[-1] - 1]
+    return a * m + math.sin(z)
+
+
+def _deep(n: int) -> str:
+    if n == 1:
+        return "\\(p : R) -> p * p\n"
+    ty = "(" + ", ".join(["R"] * n) + ")"
+    lines = [f"\\(t0 : {ty}) ->"]
+    lines += [f"  let t{k} = snd t{k - 1} in" for k in range(1, n - 1)]
+    heads = [f"fst t{k}" for k in range(n - 1)] + [f"snd t{n - 2}"]
+    lines.append("  " + _balanced_sum([f"{h} * {h}" for h in heads]))
+    return "\n".join(lines) + "\n"
+
+
+def _deep_value(n: int, x: Any) -> float:
+    v = _tuple_leaves(x, n)
+    if n == 1:
+        return v[0] * v[0]
+    return _balanced_value([a * a for a in v])
+
+
+def _balanced_value(vals: list[float]) -> float:
+    if len(vals) == 1:
+        return vals[0]
+    mid = len(vals) // 2
+    return _balanced_value(vals[:mid]) + _balanced_value(vals[mid:])
+
+
+# ---- the Table 1 benchmarks of seed 000 section 13 ------------------------------------------
+
+DOT = "\\((xs, ys) : ([R], [R])) -> sum (zipWith (\\a b -> a * b) xs ys)\n"
+
+
+def _dot_input(n: int, rng: random.Random) -> Any:
+    return ([_real(rng) for _ in range(n)], [_real(rng) for _ in range(n)])
+
+
+def _dot(xs: list[float], ys: list[float]) -> float:
+    acc = 0.0
+    for a, b in zip(xs, ys):
+        acc = acc + a * b
+    return acc
+
+
+SUMMATVEC = "\\((m, v) : ([[R]], [R])) -> sum (map (\\row -> sum (zipWith (\\a b -> a * b) row v)) m)\n"
+
+
+def _side(n: int) -> int:
+    return max(1, math.isqrt(n))
+
+
+def _summatvec_input(n: int, rng: random.Random) -> Any:
+    k = _side(n)
+    return ([[_real(rng) for _ in range(k)] for _ in range(k)], [_real(rng) for _ in range(k)])
+
+
+def _summatvec_value(n: int, x: Any) -> float:
+    m, v = x
+    acc = 0.0
+    for row in m:
+        acc = acc + _dot(row, v)
+    return acc
+
+
+ROTATE = """\\(((vx, vy, vz), (qw, qx, qy, qz)) : ((R, R, R), (R, R, R, R))) ->
+  let rot = \\((px, py, pz) : (R, R, R)) ->
+    let uv = qx * px + qy * py + qz * pz in
+    let uu = qx * qx + qy * qy + qz * qz in
+    let a = 2.0 * uv in
+    let b = qw * qw - uu in
+    let c = 2.0 * qw in
+    let cx = qy * pz - qz * py in
+    let cy = qz * px - qx * pz in
+    let cz = qx * py - qy * px in
+    (a * qx + b * px + c * cx, a * qy + b * py + c * cy, a * qz + b * pz + c * cz)
+  in
+  letrec go (k : Z) (p : (R, R, R)) : (R, R, R) = if k <= 0 then p else go (k - 1) (rot p) in
+  go {n} (vx, vy, vz)
+"""
+
+
+def _rotate_input(n: int, rng: random.Random) -> Any:
+    v = (_real(rng), _real(rng), _real(rng))
+    q = [rng.uniform(-1.0, 1.0) for _ in range(4)]
+    norm = math.sqrt(sum(c * c for c in q)) or 1.0
+    return (v[0], (v[1], v[2])), (q[0] / norm, (q[1] / norm, (q[2] / norm, q[3] / norm)))
+
+
+def _rotate_value(n: int, x: Any) -> Any:
+    (px, (py, pz)), (qw, (qx, (qy, qz))) = x
+    for _ in range(n):
+        uv = qx * px + qy * py + qz * pz
+        uu = qx * qx + qy * qy + qz * qz
+        a, b, c = 2.0 * uv, qw * qw - uu, 2.0 * qw
+        cx, cy, cz = qy * pz - qz * py, qz * px - qx * pz, qx * py - qy * px
+        px, py, pz = a * qx + b * px + c * cx, a * qy + b * py + c * cy, a * qz + b * pz + c * cz
+    return (px, (py, pz))
+
+
+NEURAL = """\\((layer1, layer2, x) : (([[R]], [R]), ([[R]], [R]), [R])) ->
+  let dense = \\((w, b) : ([[R]], [R])) (v : [R]) ->
+    zipWith (\\row bias -> tanh (sum (zipWith (\\wij vj -> wij * vj) row v) + bias)) w b in
+  sum (dense layer2 (dense layer1 x))
+"""
+
+
+def _neural_input(n: int, rng: random.Random) -> Any:
+    scale = 1.0 / math.sqrt(n)
+
+    def layer() -> Any:
+        w = [[round(rng.uniform(-1.0, 1.0) * scale, 4) for _ in range(n)] for _ in range(n)]
+        return (w, [round(rng.uniform(-0.1, 0.1), 4) for _ in range(n)])
+
+    return (layer(), (layer(), [_real(rng, 0.1, 1.0) for _ in range(n)]))
+
+
+def _neural_value(n: int, x: Any) -> float:
+    l1, (l2, v) = x
+
+    def dense(layer: Any, v: list[float]) -> list[float]:
+        w, b = layer
+        return [math.tanh(_dot(row, v) + bias) for row, bias in zip(w, b)]
+
+    acc = 0.0
+    for y in dense(l2, dense(l1, v)):
+        acc = acc + y
+    return acc
+
+
+PARTICLES = """\\(ps : [((R, R), (R, R))]) ->
+  let dt = 0.1 in
+  letrec simulate (n : Z) (((x, y), (vx, vy)) : ((R, R), (R, R))) : ((R, R), (R, R)) =
+    if n <= 0 then ((x, y), (vx, vy))
+    else
+      let r2 = x * x + y * y in
+      let fx = -x * (1.0 + 0.1 * r2) - 0.5 * vx in
+      let fy = -y * (1.0 + 0.1 * r2) - 0.5 * vy in
+      let vx1 = vx + dt * fx in
+      let vy1 = vy + dt * fy in
+      simulate (n - 1) ((x + dt * vx1, y + dt * vy1), (vx1, vy1))
+  in
+  sum (parmap (\\p -> let ((x, y), _) = simulate {n} p in x * y) ps)
+"""
+PARTICLE_COUNT = 4
+
+
+def _particles_input(n: int, rng: random.Random) -> Any:
+    return [((_real(rng), _real(rng)), (_real(rng, 0.0, 0.5), _real(rng, 0.0, 0.5))) for _ in range(PARTICLE_COUNT)]
+
+
+def _particles_value(n: int, ps: Any) -> float:
+    acc = 0.0
+    for (x, y), (vx, vy) in ps:
+        for _ in range(n):
+            r2 = x * x + y * y
+            fx = -x * (1.0 + 0.1 * r2) - 0.5 * vx
+            fy = -y * (1.0 + 0.1 * r2) - 0.5 * vy
+            vx1, vy1 = vx + 0.1 * fx, vy + 0.1 * fy
+            x, y, vx, vy = x + 0.1 * vx1, y + 0.1 * vy1, vx1, vy1
+        acc = acc + x * y
+    return acc
+
+
+# ---- random fork-join DAGs of par (seed 000 section 12) ------------------------------------
+
+_JOBS = (
+    "sin ({a} * {b})",
+    "tanh ({a} + {b})",
+    "0.5 * {a} + cos {b}",
+    "{a} * {b} - 0.25 * {a}",
+    "atan ({a} - {b})",
+)
+
+
+def _par_dag(n: int) -> str:
+    """n fork-joins `let (a, b) = par (job, job) in ...`, some nested inside a job, each job reading
+    earlier results; the output sums every result that nothing else read (the DAG's sinks)."""
+    rng = random.Random(f"par_dag:{n}")
+    avail = ["x", "y"]
+    used: set[str] = set()
+    lines = ["\\((x, y) : (R, R)) ->"]
+    counter = [0]
+    budget = [n]
+
+    def pick() -> str:
+        v = avail[-1] if rng.random() < 0.4 else rng.choice(avail)
+        used.add(v)
+        return v
+
+    def job() -> str:
+        if budget[0] > 0 and rng.random() < 0.25:  # a nested fork-join inside this job
+            budget[0] -= 1
+            counter[0] += 1
+            c, d = f"c{counter[0]}", f"d{counter[0]}"
+            left = rng.choice(_JOBS).format(a=pick(), b=pick())
+            right = rng.choice(_JOBS).format(a=pick(), b=pick())
+            return f"let ({c}, {d}) = par ({left}, {right}) in {c} * {d}"
+        return rng.choice(_JOBS).format(a=pick(), b=pick())
+
+    while budget[0] > 0:
+        budget[0] -= 1
+        counter[0] += 1
+        a, b = f"a{counter[0]}", f"b{counter[0]}"
+        left, right = job(), job()
+        lines.append(f"  let ({a}, {b}) = par ({left}, {right}) in")
+        avail += [a, b]
+    sinks = [v for v in avail if v not in used] or [avail[-1]]
+    lines.append("  " + _balanced_sum(sinks))
+    return "\n".join(lines) + "\n"
+
+
+def _pair_input(n: int, rng: random.Random) -> Any:
+    return (_real(rng), _real(rng))
+
+
+# ---- map / fold pipelines, higher-order composition ---------------------------------------
+
+MAP_FOLD = """\\(xs : [R]) ->
+  let ys = map (\\x -> sin x * x) xs in
+  let zs = zipWith (\\a b -> a * b + 1.0) ys xs in
+  let w = foldl (\\acc z -> 0.5 * acc + z) 0.0 zs in
+  w + sum (parmap (\\z -> z * w) zs)
+"""
+
+
+def _list_input(n: int, rng: random.Random) -> list[float]:
+    return [_real(rng) for _ in range(n)]
+
+
+def _map_fold_value(n: int, xs: list[float]) -> float:
+    ys = [math.sin(x) * x for x in xs]
+    zs = [a * b + 1.0 for a, b in zip(ys, xs)]
+    w = 0.0
+    for z in zs:
+        w = 0.5 * w + z
+    acc = 0.0
+    for z in zs:
+        acc = acc + z * w
+    return w + acc
+
+
+_COEFS = (0.5, 0.9, 0.7, 1.1, 0.3)
+
+
+def _compose(n: int) -> str:
+    lines = [
+        "\\((x, y) : (R, R)) ->",
+        "  let compose = \\(f : R -> R) (g : R -> R) (v : R) -> f (g v) in",
+        "  let h0 = \\(v : R) -> v in",
+    ]
+    for k in range(1, n + 1):
+        c = _COEFS[k % len(_COEFS)]
+        lines.append(f"  let h{k} = compose (\\(v : R) -> sin ({c} * v + x)) h{k - 1} in")
+    lines.append(f"  h{n} y")
+    return "\n".join(lines) + "\n"
+
+
+def _compose_value(n: int, x: Any) -> float:
+    xx, v = x
+    for k in range(1, n + 1):
+        v = math.sin(_COEFS[k % len(_COEFS)] * v + xx)
+    return v
+
+
+# ---- the registry -------------------------------------------------------------------------
+
+_S = frozenset
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "doubling",
+            "The doubling chain of seed 000 Fig. 2: x1 = x + x, ..., xn = x(n-1) + x(n-1), value 2^n x. "
+            "Naive dual-numbers reverse AD (section 5) calls backpropagators 2^n times; from section 6 "
+            "on, each runs once. The input is scaled by 2^-n so the value stays moderate.",
+            _S({"let"}),
+            _doubling,
+            _doubling_input,
+            lambda n, x: math.ldexp(x, n),
+            max_n=150,
+        ),
+        Family(
+            "doubling_loop",
+            "The Fig. 2 doubling chain of seed 000 as a loop (letrec on a counter, section 11): the same "
+            "sharing at run time, any n (value 2^n x, input scaled by 2^-n).",
+            _S({"letrec"}),
+            _doubling_loop,
+            _doubling_input,
+            lambda n, x: math.ldexp(x, n),
+            max_n=1000,
+        ),
+        Family(
+            "f_pattern",
+            "The f1 ... f4 backpropagator pattern of seed 000 section 6 generalised to n: each scalar "
+            "s_k = 0.5 s_(k-1) + 0.5 s_(k-2) uses the two before it, so naive backpropagation calls "
+            "s_1's backpropagator Fibonacci(n) times; linear factoring (Fig. 8) calls each once.",
+            _S({"let"}),
+            _fpattern,
+            lambda n, rng: _real(rng),
+            _fpattern_value,
+            max_n=150,
+        ),
+        Family(
+            "wide_sparse",
+            "A wide input read sparsely (seed 000 sections 7-8): an n-tuple of reals of which the "
+            "program reads three. Dense one-hot / zero cotangents of the input type c cost O(n) each; "
+            "the sparse collector (section 8) makes the reverse pass independent of n.",
+            _S({"pairs"}),
+            _wide,
+            _tuple_input,
+            _wide_value,
+            max_n=150,
+        ),
+        Family(
+            "deep_input",
+            "A deep right-nested input type (R, (R, (R, ...))) walked by a chain of n projections "
+            "(seed 000 sections 7-9): every projection's cotangent is a one-hot of a deep type, so "
+            "non-sparse stages pay O(n) per projection, O(n^2) in all.",
+            _S({"pairs", "let"}),
+            _deep,
+            _tuple_input,
+            _deep_value,
+            max_n=150,
+        ),
+        Family(
+            "dot",
+            "Dot product of two lists of length n, a benchmark of seed 000 Table 1 (section 13).",
+            _S({"lists", "fold"}),
+            lambda n: DOT,
+            _dot_input,
+            lambda n, x: _dot(x[0], x[1]),
+        ),
+        Family(
+            "summatvec",
+            "sum-mat-vec of seed 000 Table 1: the sum of a sqrt(n) x sqrt(n) matrix times a vector.",
+            _S({"lists", "fold", "lambda"}),
+            lambda n: SUMMATVEC,
+            _summatvec_input,
+            _summatvec_value,
+        ),
+        Family(
+            "rotate_vec_by_quat",
+            "rotate_vec_by_quat of seed 000 Table 1 (Krawiec et al. 2022), applied n times in a loop "
+            "(a unit quaternion, so the vector keeps its length); three outputs.",
+            _S({"pairs", "lambda", "letrec", "let"}),
+            lambda n: ROTATE.replace("{n}", str(n)),
+            _rotate_input,
+            _rotate_value,
+        ),
+        Family(
+            "neural",
+            "The dense neural network of seed 000 Table 1: two tanh layers of width n (weights of "
+            "scale 1/sqrt(n), so no unit saturates and every input real has a nonzero gradient).",
+            _S({"lists", "fold", "lambda", "transc"}),
+            lambda n: NEURAL,
+            _neural_input,
+            _neural_value,
+        ),
+        Family(
+            "particles",
+            "particles of seed 000 Table 1: 4 particles in a force field with friction, n time steps "
+            "each, simulated independently with parmap (section 12.1).",
+            _S({"lists", "par", "letrec", "pairs", "let"}),
+            lambda n: PARTICLES.replace("{n}", str(n)),
+            _particles_input,
+            _particles_value,
+        ),
+        Family(
+            "par_dag",
+            "A random fork-join DAG of n `par` nodes (seed 000 section 12, as its parallel tests): "
+            "jobs read earlier results, some fork again inside; the output sums the DAG's sinks.",
+            _S({"par", "let", "transc"}),
+            _par_dag,
+            _pair_input,
+            max_n=150,
+        ),
+        Family(
+            "map_fold",
+            "A map / zipWith / foldl / parmap pipeline over a list of length n (seed 000 section 11 "
+            "lists, section 12.1 parmap).",
+            _S({"lists", "fold", "par", "transc"}),
+            lambda n: MAP_FOLD,
+            _list_input,
+            _map_fold_value,
+        ),
+        Family(
+            "hof_compose",
+            "Deep higher-order composition: h_k = compose (\\v -> sin (c v + x)) h_(k-1), n levels of "
+            "closures capturing the real x (seed 001 section 3: closures, functions as arguments).",
+            _S({"lambda", "hof", "let", "transc"}),
+            _compose,
+            _pair_input,
+            _compose_value,
+            max_n=150,
+        ),
+    )
+}

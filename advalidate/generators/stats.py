@@ -1,0 +1,112 @@
+"""Generator statistics: what `advalidate gen --stats` measures and prints.
+
+Over `count` consecutive seeds: construct frequencies (share of programs containing each
+construct), program sizes and depths, the well-behaved rate at the generated input (first attempt,
+before any regeneration), and throughput — generation + type-check, and the well-behaved check,
+timed separately in CPU seconds of this process (one core), so a busy machine does not distort it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .analysis import CONSTRUCTS, EXTRA_CONSTRUCTS, constructs, depth
+from .behaved import reason_kind, well_behaved
+from .seeded import generate
+
+REQUIRED_SHARE = 0.02  # every construct of CONSTRUCTS should occur in at least 2% of programs
+
+
+@dataclass
+class GenStats:
+    seed: int
+    count: int
+    size: int | None
+    features: Any
+    sizes: list[int] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+    constructs: Counter = field(default_factory=Counter)
+    reasons: Counter = field(default_factory=Counter)
+    gen_cpu: float = 0.0
+    gen_wall: float = 0.0
+    check_cpu: float = 0.0
+    regenerated_ok: int = 0
+    attempts: int = 0
+
+    @property
+    def behaved(self) -> int:
+        return self.reasons.get("ok", 0)
+
+    def share(self, name: str) -> float:
+        return self.constructs.get(name, 0) / max(1, self.count)
+
+    def missing(self, share: float = REQUIRED_SHARE) -> list[str]:
+        """Constructs of CONSTRUCTS occurring in fewer than `share` of the programs."""
+        return [c for c in CONSTRUCTS if self.share(c) < share]
+
+
+def collect(seed: int = 0, count: int = 1000, size: int | None = None, features: Any = None) -> GenStats:
+    st = GenStats(seed, count, size, features)
+    cases = []
+    w0, c0 = time.perf_counter(), time.process_time()
+    for s in range(seed, seed + count):
+        cases.append(generate(s, size, features, check=False))
+    st.gen_cpu, st.gen_wall = time.process_time() - c0, time.perf_counter() - w0
+    c0 = time.process_time()
+    verdicts = [well_behaved(c.program, c.input) for c in cases]
+    st.check_cpu = time.process_time() - c0
+    for c, (ok, reason) in zip(cases, verdicts):
+        st.sizes.append(c.program.size())
+        st.depths.append(depth(c.program.expr))
+        st.constructs.update(constructs(c.program))
+        st.reasons[reason_kind(reason)] += 1
+        if ok:
+            st.regenerated_ok += 1
+            st.attempts += 1
+        else:  # what `generate` does by default: the next sub-seeds until well-behaved
+            again = generate(c.seed, size, features)
+            st.attempts += again.attempts
+            st.regenerated_ok += bool(again.behaved and again.behaved[0])
+    return st
+
+
+def _pct(xs: list[int], p: float) -> int:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+
+
+def format_stats(st: GenStats) -> str:
+    n = max(1, st.count)
+    size = "spread (3-200)" if st.size is None else str(st.size)
+    feats = "swarm (random subset per program)" if st.features is None else str(st.features)
+    sz = st.sizes
+    not_ok = ", ".join(f"{k} {v}" for k, v in sorted(st.reasons.items()) if k != "ok")
+    gen_rate, wall_rate = st.count / max(st.gen_cpu, 1e-9), st.count / max(st.gen_wall, 1e-9)
+    check_rate = st.count / max(st.check_cpu, 1e-9)
+    lines = [
+        f"programs          {st.count} (seeds {st.seed}..{st.seed + st.count - 1}), target size {size}",
+        f"features          {feats}",
+        f"size (AST nodes)  min {min(sz)} p10 {_pct(sz, 0.1)} median {_pct(sz, 0.5)} p90 {_pct(sz, 0.9)} "
+        f"max {max(sz)} mean {sum(sz) / n:.1f}",
+        f"depth             min {min(st.depths)} median {_pct(st.depths, 0.5)} max {max(st.depths)}",
+        f"well-behaved      {100 * st.behaved / n:.2f}% at the generated input (first attempt)"
+        + (f"; not: {not_ok}" if not_ok else ""),
+        f"after regenerating {100 * st.regenerated_ok / n:.2f}% well-behaved, {st.attempts / n:.3f} attempts/program",
+        f"programs/s        {gen_rate:.0f} generated + type-checked per CPU second ({wall_rate:.0f}/s wall); "
+        f"well-behaved check {check_rate:.0f}/s",
+        "",
+        "construct frequencies (% of programs containing it; * below 2%):",
+    ]
+    names = list(CONSTRUCTS) + list(EXTRA_CONSTRUCTS)
+    cells = [
+        f"{c:<12} {100 * st.share(c):5.1f}%{'*' if c in CONSTRUCTS and st.share(c) < REQUIRED_SHARE else ' '}"
+        for c in names
+    ]
+    for i in range(0, len(cells), 4):
+        lines.append("  " + "   ".join(cells[i : i + 4]))
+    lo = min(CONSTRUCTS, key=st.share)
+    lines.append(f"least frequent required construct: {lo} {100 * st.share(lo):.1f}%")
+    return "\n".join(lines)
