@@ -1,0 +1,146 @@
+"""What the autograd, JAX and PyTorch adapters share: the ops namespace and the flatten/unflatten wrapper."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ...lang.deep import run_deep
+from ...lang.errors import DomainError
+from ...lang.numeric import POLE_MARGIN
+from ...lang.program import Program, to_python
+from ...lang.values import check_value, flatten, unflatten
+from ..engine import Back, value_size
+
+FlatVjp = tuple[list[float], Callable[[list[float]], list[float]]]
+
+
+class LibraryOps:
+    """A `to_python` ops namespace over a library's (traced) numbers.
+
+    Subclasses give the library's functions (`lib`, e.g. `autograd.numpy`), `lift` (a Python
+    float as the library's number) and `primal` (the plain float inside a traced number).
+    Domain errors are raised as the reference interpreter raises them, so an input outside the
+    program's domain is a DomainError here too, never a NaN.
+    """
+
+    lib: Any = math
+
+    def lift(self, r: float) -> Any:
+        return r
+
+    def primal(self, a: Any) -> float:
+        return float(a)
+
+    def const(self, r: float) -> Any:
+        return self.lift(float(r))
+
+    def real(self, n: int) -> Any:
+        return self.lift(float(n))
+
+    def add(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return a - b
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def div(self, a: Any, b: Any) -> Any:
+        if self.primal(b) == 0:
+            raise DomainError("division by zero")
+        return a / b
+
+    def neg(self, a: Any) -> Any:
+        return -a
+
+    def sin(self, a: Any) -> Any:
+        return self.lib.sin(a)
+
+    def cos(self, a: Any) -> Any:
+        return self.lib.cos(a)
+
+    def tan(self, a: Any) -> Any:
+        if abs(math.cos(self.primal(a))) < POLE_MARGIN:
+            raise DomainError(f"tan at a pole ({self.primal(a)})")
+        return self.lib.tan(a)
+
+    def exp(self, a: Any) -> Any:
+        if self.primal(a) > 709:
+            raise DomainError(f"exp({self.primal(a)}) overflows")
+        return self.lib.exp(a)
+
+    def log(self, a: Any) -> Any:
+        if self.primal(a) <= 0:
+            raise DomainError(f"log of a non-positive number ({self.primal(a)})")
+        return self.lib.log(a)
+
+    def sqrt(self, a: Any) -> Any:
+        if self.primal(a) <= 0:
+            raise DomainError(f"sqrt of a non-positive number ({self.primal(a)})")
+        return self.lib.sqrt(a)
+
+    def tanh(self, a: Any) -> Any:
+        return self.lib.tanh(a)
+
+    def atan(self, a: Any) -> Any:
+        return self.lib.arctan(a)
+
+    def lt(self, a: Any, b: Any) -> bool:
+        return self.primal(a) < self.primal(b)
+
+    def le(self, a: Any, b: Any) -> bool:
+        return self.primal(a) <= self.primal(b)
+
+    def gt(self, a: Any, b: Any) -> bool:
+        return self.primal(a) > self.primal(b)
+
+    def ge(self, a: Any, b: Any) -> bool:
+        return self.primal(a) >= self.primal(b)
+
+
+class AdapterEngine:
+    """A plug-in engine driving an outside library's reverse mode through `to_python`."""
+
+    name = "adapter"
+    library = ""
+    # Float only ("mp" is absent); par runs sequentially.
+    supports = frozenset({"lists", "sums", "recursion", "par", "higher-order"})
+    # An outside library reports no cost counters and promises nothing about them.
+    guarantees: frozenset[str] = frozenset()
+
+    def ops(self) -> LibraryOps:
+        raise NotImplementedError
+
+    def vjp_flat(self, fn: Callable[[list], list], reals: list[float]) -> FlatVjp:
+        """The library's reverse mode on `fn` (list of numbers -> list of numbers) at `reals`:
+        the output reals as floats, and a function from output cotangents to input cotangents."""
+        raise NotImplementedError
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
+        if numeric != "float":
+            raise ValueError(f"the {self.name} adapter runs in float only (numeric={numeric!r})")
+        check_value(x, prog.input_type, "input")
+        reals = [float(r) for r in flatten(x)]
+        f = to_python(prog, self.ops())
+        shape: dict[str, Any] = {}
+
+        def fn(leaves: list) -> list:
+            y = f(unflatten(x, list(leaves)))
+            shape["y"] = y
+            return flatten(y)
+
+        # The library traces on the thread that evaluates the program (JAX's trace state and
+        # PyTorch's grad mode are thread-local): run both on to_python's large-stack thread.
+        ys, back_flat = run_deep(self.vjp_flat, fn, reals)
+        y = unflatten(shape["y"], [float(v) for v in ys])
+        stats = {"input_size": value_size(x), "output_size": value_size(y)}
+
+        def back(dy: Any) -> Any:
+            check_value(dy, prog.output_type, "output cotangent")
+            g = run_deep(back_flat, [float(d) for d in flatten(dy)])
+            return unflatten(x, [float(v) for v in g])
+
+        return y, Back(back, stats)

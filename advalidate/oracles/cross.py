@@ -1,0 +1,107 @@
+"""Oracle `cross`: all engines agree with each other.
+
+Each engine's value and gradient (for the same input and random cotangent) are compared with those
+of every other engine of the check and of the built-in baselines `tape` and `mutable` (run in mp),
+under the sum of the two results' tolerances (tolerance.py). An engine fails when it disagrees with
+more of the others than it agrees with, or, on a tie, when it disagrees with a baseline; so one
+wrong engine among correct ones is the one that fails, and an engine checked alone is compared
+with the baselines. Engines that did not run, or whose float results cannot be judged here, do not
+vote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Oracle
+from .context import Context, EngineRun
+from .verdict import Verdict
+
+BASELINES = ("tape", "mutable")
+
+
+def _is_builtin(eng: Any, name: str) -> bool:
+    from ..impl import registry
+
+    cls = registry._BUILTIN.get(name)
+    return cls is not None and type(eng) is cls
+
+
+class CrossOracle(Oracle):
+    """Agreement of value and gradient with the other engines and the built-in baselines."""
+
+    name = "cross"
+
+    def others(self, ctx: Context, run: EngineRun) -> list[tuple[str, EngineRun, bool]]:
+        """(label, run, is a baseline) of every engine this one is compared with."""
+        out = []
+        covered = set()
+        for label, eng in ctx.engines.items():
+            is_baseline = label in BASELINES and _is_builtin(eng, label)
+            if is_baseline:
+                covered.add(label)
+            if label != run.label:
+                out.append((label, ctx.run(label), is_baseline))
+        for b in BASELINES:
+            if b not in covered:
+                out.append((f"{b} (baseline)", ctx.run_builtin(b, "mp"), True))
+        return out
+
+    def agree(self, ctx: Context, a: EngineRun, b: EngineRun) -> tuple[bool, dict] | str:
+        """Whether two runs agree, or why they cannot be judged against each other."""
+        gb = b.grad_flat()
+        ta, tb = ctx.tolerances(a, gb), ctx.tolerances(b, gb)
+        if isinstance(ta, str):
+            return ta
+        if isinstance(tb, str):
+            return tb
+        tol_g, tol_y = ta[0].plus(tb[0]), ta[1].plus(tb[1])
+        cy = tol_y.compare(b.y_flat(), a.y_flat())
+        if not cy.ok:
+            return False, dict(
+                what="value",
+                expected=b.y,
+                actual=a.y,
+                abs_err=float(cy.abs_err),
+                rel_err=float(cy.rel_err),
+                positions=[f"y[{i}]" for i in cy.positions],
+                tolerance=tol_y.describe(),
+            )
+        cg = tol_g.compare(gb, a.grad_flat())
+        return cg.ok, dict(
+            what="gradient",
+            expected=b.grad,
+            actual=a.grad,
+            abs_err=float(cg.abs_err),
+            rel_err=float(cg.rel_err),
+            positions=[f"dx[{i}]" for i in cg.positions],
+            tolerance=tol_g.describe(),
+        )
+
+    def judge(self, ctx: Context, run: EngineRun) -> Verdict:
+        agree: list[str] = []
+        disagree: list[tuple[str, bool, dict]] = []
+        unjudged: list[str] = []
+        for label, other, baseline in self.others(ctx, run):
+            if not other.ok:
+                continue
+            res = self.agree(ctx, run, other)
+            if isinstance(res, str):
+                unjudged.append(res)
+                continue
+            ok, info = res
+            if ok:
+                agree.append(label)
+            else:
+                disagree.append((label, baseline, info))
+        if not agree and not disagree:
+            return self.inconclusive(run, unjudged[0] if unjudged else "no other engine ran on this program")
+        lost = len(disagree) > len(agree) or (len(disagree) == len(agree) and any(b for _, b, _ in disagree))
+        if not lost:
+            extra = f"; disagrees with {', '.join(d[0] for d in disagree)}" if disagree else ""
+            return self.passed(run, f"agrees with {', '.join(agree)}{extra}")
+        label, _, info = sorted(disagree, key=lambda d: not d[1])[0]
+        what = info.pop("what")
+        names = ", ".join(d[0] for d in disagree)
+        detail = f"{what} disagrees with {names}" + (f" (agrees with {', '.join(agree)})" if agree else "")
+        return self.fail(run, detail + f"; expected = {label}'s {what}", **info)

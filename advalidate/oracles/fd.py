@@ -1,0 +1,137 @@
+"""Oracle `fd`: high-precision finite differences of the reference interpreter.
+
+The program runs in the reference interpreter in mpmath at `REF_DPS` = 60 digits. Along the check's
+random direction v (signed, each component scaled by max(1, |x_k|), so the step is relative to the
+input's scale) the directional derivative of φ(t) = ⟨dy, f(x + t v)⟩ is taken by central
+differences D(h) = (φ(h) - φ(-h)) / 2h at h, h/2, h/4 (h = `STEP` = 1e-12) and two levels of
+Richardson extrapolation: truncation error O(h⁶) ≈ 1e-72, rounding ≈ 1e-60 / h ≈ 1e-48, so the
+result is good to ~40 digits and is compared with ⟨gradient, v⟩ under the mp or float tolerance
+(tolerance.py). The whole computation is repeated at `CHECK_DPS` = 80 digits (cancellation in the
+program can eat the digits of a tiny step); the error estimate, the larger of the gap between the
+last two extrapolation levels and the difference between the two precisions, must be below a
+hundredth of the tolerance, otherwise the verdict is inconclusive.
+
+If the branch path at any x ± h v differs from the path at x, or the program leaves its domain
+there, the verdict is inconclusive, never fail. On a mismatch, programs with at most
+`POSITIONS_MAX` input reals get one finite difference per input real to name the positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mpmath
+
+from ..lang.errors import EvalError
+from ..lang.program import run_reference
+from ..lang.values import flatten, unflatten
+from . import tolerance as T
+from .base import Oracle
+from .context import Context, EngineRun
+from .verdict import Verdict
+
+STEP = mpmath.mpf("1e-12")
+POSITIONS_MAX = 16
+
+
+class _NoDerivative(Exception):
+    pass
+
+
+def directional_derivative(ctx: Context, direction: list, dps: int = T.REF_DPS) -> tuple[Any, Any]:
+    """(derivative of ⟨dy, f(x + t·direction)⟩ at t = 0, extrapolation error estimate) at `dps` digits."""
+    with mpmath.workdps(dps):
+        x0 = ctx.x_flat
+        dy = ctx.dy_flat
+
+        def phi(t: Any) -> Any:
+            xt = unflatten(ctx.x, [a + t * d for a, d in zip(x0, direction, strict=True)])
+            try:
+                r = run_reference(ctx.prog, xt, numeric="mp", dps=dps)
+            except (EvalError, ArithmeticError) as exc:
+                raise _NoDerivative(f"the program raises {type(exc).__name__} at a finite-difference point") from None
+            if r.path != ctx.ref.path:
+                raise _NoDerivative("the branch path changes within the finite-difference step (non-smooth point)")
+            return mpmath.fsum(a * b for a, b in zip(dy, (T.to_mp(v) for v in flatten(r.value)), strict=True))
+
+        return richardson(phi, STEP)
+
+
+def richardson(phi: Callable[[Any], Any], h: Any) -> tuple[Any, Any]:
+    d = [(phi(s) - phi(-s)) / (2 * s) for s in (h, h / 2, h / 4)]
+    r1 = [(4 * d[1] - d[0]) / 3, (4 * d[2] - d[1]) / 3]
+    r2 = (16 * r1[1] - r1[0]) / 15
+    return r2, abs(r2 - r1[1])
+
+
+class FiniteDifferenceOracle(Oracle):
+    """Compare ⟨gradient, v⟩ with a 60-digit central difference of the reference along v."""
+
+    name = "fd"
+
+    def expected(self, ctx: Context) -> tuple[Any, Any] | str:
+        if "fd" not in ctx.cache:
+            try:
+                d_ref, gap_ref = directional_derivative(ctx, ctx.v_flat, T.REF_DPS)
+                d, gap = directional_derivative(ctx, ctx.v_flat, T.CHECK_DPS)
+                with mpmath.workdps(T.CHECK_DPS):
+                    ctx.cache["fd"] = d, max(gap, gap_ref, abs(d - d_ref))
+            except _NoDerivative as exc:
+                ctx.cache["fd"] = str(exc)
+        return ctx.cache["fd"]
+
+    def gradient(self, ctx: Context) -> list | str:
+        """One finite difference per input real (to name the positions of a mismatch)."""
+        if "fd-gradient" not in ctx.cache:
+            out: list | str = []
+            try:
+                with mpmath.workdps(T.CHECK_DPS):
+                    for k in range(ctx.n_in):
+                        e_k = [mpmath.mpf(0)] * ctx.n_in
+                        e_k[k] = max(mpmath.mpf(1), abs(ctx.x_flat[k]))
+                        dk, _err = directional_derivative(ctx, e_k, T.CHECK_DPS)
+                        out.append(dk / e_k[k])
+            except _NoDerivative as exc:
+                out = str(exc)
+            ctx.cache["fd-gradient"] = out
+        return ctx.cache["fd-gradient"]
+
+    def judge(self, ctx: Context, run: EngineRun) -> Verdict:
+        exp = self.expected(ctx)
+        if isinstance(exp, str):
+            return self.inconclusive(run, exp)
+        deriv, err = exp
+        actual_g = run.grad_flat()
+        tols = self.tolerances(ctx, run, actual_g)
+        if isinstance(tols, Verdict):
+            return tols
+        tol_g, tol_y = tols
+        bad_value = self.value_failure(ctx, run, tol_y)
+        if bad_value:
+            return bad_value
+        v = ctx.v_flat
+        tol = T.projected(tol_g, v, actual_g)
+        with mpmath.workdps(T.CHECK_DPS):
+            if err > tol.atol / 100:
+                return self.inconclusive(
+                    run, f"finite differences are not accurate enough here (error estimate {float(err):.2g})"
+                )
+            actual = mpmath.fsum(g * vi for g, vi in zip(actual_g, v, strict=True))
+        cmp = tol.compare([deriv], [actual])
+        kw = dict(abs_err=float(cmp.abs_err), rel_err=float(cmp.rel_err), tolerance=tol.describe())
+        if cmp.ok:
+            return self.passed(run, "⟨gradient, v⟩ agrees with the finite-difference directional derivative", **kw)
+        detail = (
+            f"⟨gradient, v⟩ = {mpmath.nstr(actual, 15)} but the finite-difference directional derivative "
+            f"is {mpmath.nstr(deriv, 15)} (v = {mpmath.nstr(v[:8], 6) if v else '[]'})"
+        )
+        positions: list[str] = []
+        expected: Any = deriv
+        actual_out: Any = actual
+        if ctx.n_in <= POSITIONS_MAX:
+            g = self.gradient(ctx)
+            if isinstance(g, list):
+                positions = [f"dx[{i}]" for i in tol_g.compare(g, actual_g).positions]
+                expected, actual_out = unflatten(ctx.x, g), run.grad
+        return self.fail(run, detail, expected=expected, actual=actual_out, positions=positions, **kw)

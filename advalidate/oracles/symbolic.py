@@ -1,0 +1,365 @@
+"""Oracle `symbolic`: differentiate the program along its concrete path with sympy.
+
+The core program runs through `to_python` with an ops namespace whose reals are pairs (mpmath value
+at `REF_DPS` digits, sympy expression): the input reals are the symbols x0, x1, ... (in `flatten`
+order), every real operation builds the expression and computes the value with the reference's mp
+arithmetic (so domain errors are the reference's), and every comparison is decided on the mp values,
+so the path is exactly the reference's. Each output expression E_j is then differentiated with
+sympy in every input symbol it contains, the derivatives are evaluated at the input at `REF_DPS`
+and at `CHECK_DPS` digits (inconclusive if these differ by more than a hundredth of the mp
+tolerance), and the expected gradient is Σ_j dy_j ∂E_j/∂x_k for the check's random cotangent dy.
+
+Expression swell is guarded: when an expression's tree size exceeds `size_limit` nodes, or the
+oracle's time exceeds `time_limit` seconds, the verdict is inconclusive. The oracle can be
+sampled (`SymbolicOracle(rate=0.25)` runs it on a quarter of the seeds), as a fuzzer may want.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import random
+import threading
+import time
+from typing import Any
+
+import mpmath
+
+from ..lang.deep import run_deep
+from ..lang.errors import EvalError
+from ..lang.numeric import MpOps
+from ..lang.program import to_python
+from ..lang.values import flatten, unflatten
+from . import tolerance as T
+from .base import Oracle
+from .context import Context, EngineRun
+from .verdict import Verdict
+
+SIZE_LIMIT = 20_000
+TIME_LIMIT = 10.0
+
+
+class _GiveUp(Exception):
+    """The symbolic computation stopped (swell, time, or a result that is not a real number)."""
+
+
+class SymReal:
+    """A real of the symbolic run: its mp value and its sympy expression."""
+
+    __slots__ = ("val", "expr")
+
+    def __init__(self, val: Any, expr: Any) -> None:
+        self.val = val
+        self.expr = expr
+
+    def __repr__(self) -> str:
+        return f"SymReal({mpmath.nstr(self.val, 8)}, {self.expr})"
+
+
+class SymbolicOps:
+    """The `to_python` ops namespace of the symbolic run."""
+
+    def __init__(self, dps: int, size_limit: int, deadline: float) -> None:
+        import sympy
+
+        self.sp = sympy
+        self.mp = MpOps(dps)
+        self.dps = dps
+        self.size_limit = size_limit
+        self.deadline = deadline
+        self.sizes: dict[Any, int] = {}
+
+    def tree_size(self, e: Any) -> int:
+        size = self.sizes.get(e)
+        if size is None:
+            size = 1 + sum(self.tree_size(a) for a in e.args)
+            self.sizes[e] = size
+        return size
+
+    def _mk(self, val: Any, expr: Any) -> SymReal:
+        if self.tree_size(expr) > self.size_limit:
+            raise _GiveUp(f"expression swell: an expression grew beyond {self.size_limit} nodes")
+        if time.monotonic() > self.deadline:
+            raise _GiveUp("time limit of the symbolic oracle reached while building expressions")
+        return SymReal(val, expr)
+
+    def number(self, r: float) -> Any:
+        if float(r).is_integer():
+            return self.sp.Integer(int(r))
+        return self.sp.Float(r, self.dps)
+
+    def const(self, r: Any) -> SymReal:
+        return self._mk(self.mp.const(r), self.number(r))
+
+    def real(self, n: int) -> SymReal:
+        return self._mk(self.mp.real(n), self.sp.Integer(n))
+
+    def add(self, a: SymReal, b: SymReal) -> SymReal:
+        return self._mk(self.mp.add(a.val, b.val), a.expr + b.expr)
+
+    def sub(self, a: SymReal, b: SymReal) -> SymReal:
+        return self._mk(self.mp.sub(a.val, b.val), a.expr - b.expr)
+
+    def mul(self, a: SymReal, b: SymReal) -> SymReal:
+        return self._mk(self.mp.mul(a.val, b.val), a.expr * b.expr)
+
+    def div(self, a: SymReal, b: SymReal) -> SymReal:
+        return self._mk(self.mp.div(a.val, b.val), a.expr / b.expr)
+
+    def neg(self, a: SymReal) -> SymReal:
+        return self._mk(self.mp.neg(a.val), -a.expr)
+
+    def _fn(self, name: str, a: SymReal) -> SymReal:
+        return self._mk(getattr(self.mp, name)(a.val), getattr(self.sp, name)(a.expr))
+
+    def sin(self, a: SymReal) -> SymReal:
+        return self._fn("sin", a)
+
+    def cos(self, a: SymReal) -> SymReal:
+        return self._fn("cos", a)
+
+    def tan(self, a: SymReal) -> SymReal:
+        return self._fn("tan", a)
+
+    def exp(self, a: SymReal) -> SymReal:
+        return self._fn("exp", a)
+
+    def log(self, a: SymReal) -> SymReal:
+        return self._fn("log", a)
+
+    def sqrt(self, a: SymReal) -> SymReal:
+        return self._fn("sqrt", a)
+
+    def tanh(self, a: SymReal) -> SymReal:
+        return self._fn("tanh", a)
+
+    def atan(self, a: SymReal) -> SymReal:
+        return self._fn("atan", a)
+
+    def lt(self, a: SymReal, b: SymReal) -> bool:
+        return self.mp.lt(a.val, b.val)
+
+    def le(self, a: SymReal, b: SymReal) -> bool:
+        return self.mp.le(a.val, b.val)
+
+    def gt(self, a: SymReal, b: SymReal) -> bool:
+        return self.mp.gt(a.val, b.val)
+
+    def ge(self, a: SymReal, b: SymReal) -> bool:
+        return self.mp.ge(a.val, b.val)
+
+
+class MpEvaluator:
+    """Evaluates sympy expressions over the input symbols with mpmath (memoised, no code generation)."""
+
+    def __init__(self, sympy: Any, env: dict[Any, Any], dps: int, deadline: float) -> None:
+        self.sp = sympy
+        self.env = env
+        self.dps = dps
+        self.deadline = deadline
+        self.memo: dict[Any, Any] = {}
+        self.funcs = {
+            sympy.sin: mpmath.sin,
+            sympy.cos: mpmath.cos,
+            sympy.tan: mpmath.tan,
+            sympy.exp: mpmath.exp,
+            sympy.log: mpmath.log,
+            sympy.tanh: mpmath.tanh,
+            sympy.atan: mpmath.atan,
+            # With real symbols sympy may rewrite sqrt(x**2) as Abs(x), whose derivative is sign(x).
+            sympy.Abs: abs,
+            sympy.sign: mpmath.sign,
+        }
+
+    def __call__(self, e: Any) -> Any:
+        r = self.memo.get(e)
+        if r is None:
+            r = self._eval(e)
+            if isinstance(r, mpmath.mpc):
+                if r.imag != 0:
+                    raise _GiveUp(f"a derivative evaluates to a complex number ({e})")
+                r = r.real
+            self.memo[e] = r
+        return r
+
+    def _eval(self, e: Any) -> Any:
+        sp = self.sp
+        if e.is_Symbol:
+            return self.env[e]
+        if e.is_Integer:
+            return mpmath.mpf(int(e))
+        if e.is_Rational:
+            return mpmath.mpf(int(e.p)) / int(e.q)
+        if e.is_Float:
+            return mpmath.mpf(e._mpf_)
+        if time.monotonic() > self.deadline:
+            raise _GiveUp("time limit of the symbolic oracle reached while evaluating derivatives")
+        if e.is_Add:
+            return mpmath.fsum(self(a) for a in e.args)
+        if e.is_Mul:
+            out = mpmath.mpf(1)
+            for a in e.args:
+                out *= self(a)
+            return out
+        if e.is_Pow:
+            base, ex = e.args
+            b = self(base)
+            if ex.is_Integer:
+                if b == 0 and ex < 0:
+                    raise _GiveUp("a derivative divides by zero")
+                return b ** int(ex)
+            if b <= 0:
+                raise _GiveUp(f"a derivative takes a fractional power of a non-positive number ({e})")
+            return mpmath.power(b, self(ex))
+        fn = self.funcs.get(e.func)
+        if fn is not None and len(e.args) == 1:
+            return fn(self(e.args[0]))
+        if e.is_number:
+            value = sp.N(e, self.dps)
+            if not value.is_real:
+                raise _GiveUp(f"a derivative evaluates to a non-real number ({e})")
+            return mpmath.mpf(value._mpf_)
+        raise _GiveUp(f"cannot evaluate the sympy node {e.func.__name__}")
+
+
+def symbolic_gradient(
+    ctx: Context, size_limit: int = SIZE_LIMIT, time_limit: float = TIME_LIMIT
+) -> tuple[list, list] | str:
+    """(expected gradient for ctx.dy, value) as flat mp lists, or why it could not be computed."""
+    import sympy
+
+    deadline = time.monotonic() + time_limit
+    n = ctx.n_in
+    symbols = [sympy.Symbol(f"x{k}", real=True) for k in range(n)]
+
+    def go() -> tuple[list, list] | str:
+        with mpmath.workdps(T.REF_DPS):
+            ops = SymbolicOps(T.REF_DPS, size_limit, deadline)
+            xs = [T.to_mp(r) for r in flatten(ctx.x)]
+            x_sym = unflatten(ctx.x, [SymReal(v, s) for v, s in zip(xs, symbols, strict=True)])
+            try:
+                out = to_python(ctx.prog, ops)(x_sym)
+            except EvalError as exc:
+                return f"the symbolic run raised {type(exc).__name__}: {exc}"
+            outs = flatten(out)
+            if ops.mp.path != list(ctx.ref.path):
+                return "the symbolic run took a different branch path from the reference run"
+            index = {s: k for k, s in enumerate(symbols)}
+            terms = []
+            for dyj, o in zip(ctx.dy_flat, outs, strict=True):
+                for s in sorted(o.expr.free_symbols, key=lambda s: index[s]):
+                    if time.monotonic() > deadline:
+                        raise _GiveUp("time limit of the symbolic oracle reached while differentiating")
+                    d = o.expr.diff(s)
+                    if ops.tree_size(d) > 4 * size_limit:
+                        raise _GiveUp(f"expression swell: a derivative grew beyond {4 * size_limit} nodes")
+                    terms.append((index[s], dyj, d))
+            values = [o.val for o in outs]
+        # Evaluate at two precisions: their difference is the evaluation's own rounding error.
+        grads = []
+        for dps in (T.REF_DPS, T.CHECK_DPS):
+            with mpmath.workdps(dps):
+                evaluator = MpEvaluator(sympy, dict(zip(symbols, xs, strict=True)), dps, deadline)
+                grad = [mpmath.mpf(0)] * n
+                for k, dyj, d in terms:
+                    grad[k] += dyj * evaluator(d)
+                grads.append(grad)
+        with mpmath.workdps(T.CHECK_DPS):
+            err = max((abs(a - b) for a, b in zip(*grads, strict=True)), default=mpmath.mpf(0))
+            size = max(mpmath.mpf(1), T.norm_inf(grads[1]))
+            if err > T.MP_RTOL * size / 100:
+                raise _GiveUp(
+                    f"evaluating the derivative loses too many digits here (60 vs 80 digits differ by "
+                    f"{mpmath.nstr(err, 3)})"
+                )
+        return grads[1], values
+
+    try:
+        return run_deep(time_limited, go, time_limit)
+    except _GiveUp as exc:
+        return str(exc)
+    except RecursionError:
+        return "expression swell: sympy ran out of recursion depth"
+
+
+class _TimeUp(Exception):
+    """Raised asynchronously in the thread running the symbolic computation when its time is up."""
+
+
+def time_limited(fn: Any, seconds: float) -> Any:
+    """`fn()` on the current thread, interrupted by `_GiveUp` after `seconds`.
+
+    One sympy call (a `diff` of a large expression) can run for minutes, so checks between calls
+    are not enough: a timer thread raises `_TimeUp` in this thread (PyThreadState_SetAsyncExc;
+    sympy is pure Python, so it is delivered within a few bytecodes). The flag under the lock makes
+    sure the exception is only ever raised while `fn` runs, and the calls after it absorb one that
+    was raised just as `fn` returned.
+    """
+    lock = threading.Lock()
+    state = {"running": True}
+    ident = threading.get_ident()
+
+    def fire() -> None:
+        with lock:
+            if state["running"]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_TimeUp))
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timed_out = False
+    result = None
+    try:
+        try:
+            timer.start()
+            result = fn()
+        finally:
+            with lock:
+                state["running"] = False
+            timer.cancel()
+    except _TimeUp:
+        timed_out = True
+        state["running"] = False
+    try:  # a pending asynchronous exception is delivered at these calls at the latest
+        for _ in range(4):
+            _absorb()
+    except _TimeUp:
+        timed_out = True
+    if timed_out:
+        raise _GiveUp(f"time limit of the symbolic oracle ({seconds:g} s) reached")
+    return result
+
+
+def _absorb() -> None:
+    return None
+
+
+class SymbolicOracle(Oracle):
+    """Compare the gradient with sympy's derivative of the program along its executed path."""
+
+    name = "symbolic"
+
+    def __init__(self, rate: float = 1.0, size_limit: int = SIZE_LIMIT, time_limit: float = TIME_LIMIT) -> None:
+        self.rate = rate
+        self.size_limit = size_limit
+        self.time_limit = time_limit
+
+    def expected(self, ctx: Context) -> tuple[list, list] | str:
+        key = "symbolic"
+        if key not in ctx.cache:
+            if self.rate < 1.0 and random.Random(f"advalidate-symbolic:{ctx.seed}").random() >= self.rate:
+                ctx.cache[key] = f"not sampled for this seed (symbolic oracle rate {self.rate:g})"
+            else:
+                ctx.cache[key] = symbolic_gradient(ctx, self.size_limit, self.time_limit)
+        return ctx.cache[key]
+
+    def judge(self, ctx: Context, run: EngineRun) -> Verdict:
+        exp = self.expected(ctx)
+        if isinstance(exp, str):
+            return self.inconclusive(run, exp)
+        grad, _value = exp
+        tols = self.tolerances(ctx, run, grad)
+        if isinstance(tols, Verdict):
+            return tols
+        tol_g, tol_y = tols
+        return self.value_failure(ctx, run, tol_y) or self.compare_gradient(
+            ctx, run, grad, tol_g, "sympy's derivative along the executed path"
+        )

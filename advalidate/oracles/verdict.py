@@ -1,0 +1,183 @@
+"""Verdicts (one per engine × oracle) and the result of a check, with its verdict table.
+
+A verdict is `pass`, `fail` or `inconclusive`. A failing one says what was expected and what the
+engine gave, the absolute and relative error, the positions that differ (`dx[k]`: the k-th real
+leaf of the input, in `flatten` order; `y[j]`: the j-th real of the output; `J[j,k]`: a Jacobian
+entry) and the random cotangent the reverse pass was seeded with. An inconclusive one says why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+
+from ..lang.values import Inl, Inr
+
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+
+
+@dataclass
+class Verdict:
+    engine: str
+    oracle: str
+    status: str
+    detail: str = ""
+    expected: Any = None
+    actual: Any = None
+    abs_err: float | None = None
+    rel_err: float | None = None
+    positions: list[str] = field(default_factory=list)
+    cotangent: Any = None
+    tolerance: str | None = None
+    numeric: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status != FAIL
+
+    def describe(self) -> str:
+        """A readable multi-line account of the verdict."""
+        head = f"{self.engine} × {self.oracle}: {self.status.upper()}"
+        if self.numeric:
+            head += f" (engine ran in {self.numeric})"
+        lines = [head]
+        if self.detail:
+            lines.append(f"  {self.detail}")
+        if self.status == FAIL:
+            if self.expected is not None or self.actual is not None:
+                lines.append(f"  expected: {short(self.expected)}")
+                lines.append(f"  actual:   {short(self.actual)}")
+            if self.abs_err is not None:
+                lines.append(f"  abs err:  {self.abs_err:.3g}   rel err: {_g(self.rel_err)}")
+            if self.positions:
+                lines.append(f"  differs at: {', '.join(self.positions)}")
+            if self.tolerance:
+                lines.append(f"  tolerance: {self.tolerance}")
+        if self.cotangent is not None:
+            lines.append(f"  cotangent: {short(self.cotangent)}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (numbers as text with 20 significant digits)."""
+        return {
+            "engine": self.engine,
+            "oracle": self.oracle,
+            "status": self.status,
+            "detail": self.detail,
+            "expected": short(self.expected, 20) if self.expected is not None else None,
+            "actual": short(self.actual, 20) if self.actual is not None else None,
+            "abs_err": self.abs_err,
+            "rel_err": self.rel_err,
+            "positions": list(self.positions),
+            "cotangent": short(self.cotangent, 20) if self.cotangent is not None else None,
+            "tolerance": self.tolerance,
+            "numeric": self.numeric,
+        }
+
+
+def _g(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "inf" if math.isinf(x) else f"{x:.3g}"
+
+
+def short(v: Any, digits: int = 12) -> str:
+    """A value in the literal syntax, reals rounded to `digits` significant digits."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, tuple):
+        if not v:
+            return "()"
+        return "(" + ", ".join(short(i, digits) for i in v) + ")"
+    if isinstance(v, list):
+        if len(v) > 12:
+            return "[" + ", ".join(short(i, digits) for i in v[:12]) + f", … ({len(v)} items)]"
+        return "[" + ", ".join(short(i, digits) for i in v) + "]"
+    if isinstance(v, Inl):
+        return f"inl ({short(v.value, digits)})"
+    if isinstance(v, Inr):
+        return f"inr ({short(v.value, digits)})"
+    try:
+        return mpmath.nstr(mpmath.mpf(v), digits)
+    except (TypeError, ValueError):
+        return repr(v)
+
+
+@dataclass
+class CheckResult:
+    """Everything one `adv.check` found: the verdicts, and what they were computed on."""
+
+    program: Any
+    input: Any
+    seed: int
+    cotangent: Any
+    verdicts: list[Verdict]
+    engines: list[str]
+    oracles: list[str]
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """False iff some verdict is a fail."""
+        return all(v.status != FAIL for v in self.verdicts)
+
+    @property
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == FAIL]
+
+    def verdict(self, engine: str, oracle: str) -> Verdict:
+        for v in self.verdicts:
+            if v.engine == engine and v.oracle == oracle:
+                return v
+        raise KeyError((engine, oracle))
+
+    def counts(self) -> dict[str, int]:
+        out = {PASS: 0, FAIL: 0, INCONCLUSIVE: 0}
+        for v in self.verdicts:
+            out[v.status] += 1
+        return out
+
+    def table(self) -> str:
+        """The verdict table: one row per engine, one column per oracle."""
+        cell = {PASS: "pass", FAIL: "FAIL", INCONCLUSIVE: "inconclusive"}
+        width = max([len("engine")] + [len(e) for e in self.engines])
+        cols = [max(len(o), 12) for o in self.oracles]
+        lines = ["  ".join(["engine".ljust(width)] + [o.ljust(w) for o, w in zip(self.oracles, cols)]).rstrip()]
+        for e in self.engines:
+            row = [e.ljust(width)]
+            for o, w in zip(self.oracles, cols):
+                try:
+                    row.append(cell[self.verdict(e, o).status].ljust(w))
+                except KeyError:
+                    row.append("-".ljust(w))
+            lines.append("  ".join(row).rstrip())
+        return "\n".join(lines)
+
+    def report(self, details: str = "failures") -> str:
+        """Header, verdict table, then the failing (or, with details="all", every non-pass) verdicts."""
+        from ..lang.values import show_value
+
+        c = self.counts()
+        lines = [
+            f"input: {show_value(self.input)}",
+            f"cotangent: {short(self.cotangent)}   seed: {self.seed}",
+        ]
+        if self.note:
+            lines.append(self.note)
+        lines += ["", self.table(), ""]
+        lines.append(f"{c[PASS]} pass, {c[FAIL]} fail, {c[INCONCLUSIVE]} inconclusive")
+        shown = [v for v in self.verdicts if v.status == FAIL or (details == "all" and v.status == INCONCLUSIVE)]
+        for v in shown:
+            lines += ["", v.describe()]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
