@@ -1,0 +1,303 @@
+"""The worker side of a campaign: spawn-safe top-level functions run in worker processes.
+
+A worker loads the engines once, then serves tasks sent by the parent over a pipe:
+    ("run", index)          generate program `index` of the campaign, check it, reply ("result", dict)
+    ("shrink", task dict)   shrink one finding, replying ("shrink-progress", dict) at every improvement
+                            and ("shrunk", dict) at the end
+    ("stop",)               exit
+Workers ignore SIGINT (the parent decides when to stop) and exit when the parent goes away.
+Everything here is a plain function of its arguments: program `index` of a campaign is generated
+from `program_seed(campaign seed, index)` alone, so any program can be regenerated anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import random
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Oracles that are expensive enough to be sampled (run on one program in `every`) by default.
+SAMPLED_ORACLES = {"symbolic": 8}
+
+
+@dataclass
+class WorkerConfig:
+    """What every worker needs; picklable (engines are `module:attr` / built-in names, or pickles)."""
+
+    campaign_seed: int
+    engines: list[str | bytes]
+    oracles: list[str] | None = None  # None: the default oracles (with sampling)
+    max_size: int | None = None
+    sample: dict[str, int] = field(default_factory=lambda: dict(SAMPLED_ORACLES))
+    sys_path: list[str] = field(default_factory=list)
+    cwd: str = ""
+    size: int | None = None  # a fixed target size for every program (benchmarks); None: a spread
+
+
+# ---- deterministic plan of a campaign ----------------------------------------------------------
+
+
+def program_seed(campaign_seed: int, index: int) -> int:
+    """The generation seed of program `index` of a campaign (63 bits, the same on every machine)."""
+    digest = hashlib.sha256(f"advalidate-fuzz:{int(campaign_seed)}:{int(index)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def program_size(pseed: int, max_size: int | None) -> int | None:
+    """The target size of a program: the generator's own spread, capped at `max_size`."""
+    if max_size is None:
+        return None
+    from ..generators.build import SIZE_BUCKETS
+
+    rng = random.Random(f"advalidate-fuzz-size:{pseed}")
+    buckets = [(w, lo, min(hi - 1, max_size)) for w, lo, hi in SIZE_BUCKETS if lo <= max_size]
+    if not buckets:
+        return max(1, max_size)
+    total = sum(w for w, _, _ in buckets)
+    r = rng.randrange(total)
+    for w, lo, hi in buckets:
+        if r < w:
+            return rng.randint(lo, max(lo, hi))
+        r -= w
+    return max_size  # pragma: no cover
+
+
+def default_oracles() -> list[str]:
+    from ..oracles import DEFAULT_ORACLES
+
+    return list(DEFAULT_ORACLES)
+
+
+def oracles_for(cfg: WorkerConfig, index: int, pseed: int, defaults: list[str]) -> list[str] | None:
+    """The oracles program `index` is checked with: explicit ones always; default ones sampled."""
+    if cfg.oracles is not None:
+        return list(cfg.oracles)
+    if not defaults:
+        return None
+    out = []
+    for name in defaults:
+        every = cfg.sample.get(name, 1)
+        if every <= 1 or pseed % every == 0:
+            out.append(name)
+    return out
+
+
+# ---- engines and verdicts -----------------------------------------------------------------------
+
+
+def load_engine_spec(spec: str | bytes) -> Any:
+    if isinstance(spec, bytes):
+        return pickle.loads(spec)
+    from ..impl import engine
+
+    return engine(spec)
+
+
+def ensure_import_path(cwd: str | None = None) -> None:
+    """`module:attr` engines are looked up from the current directory too (as `python -m` would)."""
+    here = cwd or os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)
+
+
+def engine_label(eng: Any) -> str:
+    return str(getattr(eng, "name", None) or type(eng).__name__)
+
+
+def verdict_dict(v: Any) -> dict[str, Any]:
+    if hasattr(v, "to_dict"):
+        d = dict(v.to_dict())
+    else:
+        d = {k: getattr(v, k, None) for k in ("engine", "oracle", "status", "detail", "expected", "actual")}
+    d["engine"] = str(d.get("engine"))
+    for k, val in list(d.items()):
+        if not isinstance(val, (str, int, float, bool, list, dict, type(None))):
+            d[k] = str(val)
+    return d
+
+
+def judge(prog: Any, x: Any, engines: list[Any], oracles: list[str] | None, seed: int) -> list[dict[str, Any]]:
+    """Every verdict of one check, as JSON-ready dicts."""
+    from ..oracles import check
+
+    res = check(prog, x, engines=engines, oracles=oracles, seed=seed)
+    return [verdict_dict(v) for v in res.verdicts]
+
+
+def margin(v: dict[str, Any]) -> float:
+    """How far past its tolerance a failing verdict is: relative error, inf when not numeric."""
+    rel = v.get("rel_err")
+    if rel is None:
+        return float("inf")
+    try:
+        return float(rel)
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+#: A shrunk candidate must fail with a relative error at least this large (or, when the original
+#: failure was smaller, at least half of the original's): "the same failure with a clear margin".
+CLEAR_MARGIN = 1e-6
+
+
+# ---- tasks ------------------------------------------------------------------------------------
+
+
+def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: list[str]) -> dict[str, Any]:
+    from ..generators import generate
+    from ..lang.pretty import pretty_module
+    from ..lang.values import show_value
+    from .findings import module_constructs
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    pseed = program_seed(cfg.campaign_seed, index)
+    size = cfg.size if cfg.size is not None else program_size(pseed, cfg.max_size)
+    out: dict[str, Any] = {"index": index, "seed": pseed, "size": size}
+    try:
+        case = generate(pseed, size)
+    except Exception as exc:  # noqa: BLE001 - a generator bug is reported, not fatal
+        out["error"] = f"generator failed: {type(exc).__name__}: {exc}"
+        out["seconds"] = time.perf_counter() - t0
+        return out
+    prog, x = case.program, case.input
+    out["nodes"] = prog.size()
+    out["constructs"] = sorted(module_constructs(prog.module))
+    out["gen_seconds"] = time.perf_counter() - t0
+    if case.behaved is not None and not case.behaved[0]:
+        out["skipped"] = f"not well-behaved: {case.behaved[1]}"
+        out["seconds"] = time.perf_counter() - t0
+        return out
+    oracles = oracles_for(cfg, index, pseed, defaults)
+    out["oracles"] = oracles
+    try:
+        verdicts = judge(prog, x, engines, oracles, pseed)
+    except Exception as exc:  # noqa: BLE001 - a bug in the oracles is reported, not fatal
+        out["error"] = f"check failed: {type(exc).__name__}: {exc}"
+        out["traceback"] = traceback.format_exc(limit=8)
+        verdicts = []
+    out["verdicts"] = [(v["engine"], v["oracle"], v["status"]) for v in verdicts]
+    failures = [v for v in verdicts if v["status"] == "fail"]
+    if failures or "error" in out:
+        out["failures"] = failures
+        out["program"] = pretty_module(prog.module)
+        out["input"] = show_value(x)
+    out["seconds"] = time.perf_counter() - t0
+    out["cpu"] = time.process_time() - c0
+    return out
+
+
+def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any], send: Any) -> dict[str, Any]:
+    from ..lang.program import parse
+    from ..lang.values import parse_value
+    from .findings import failure_class, module_constructs
+    from .shrink import module_nodes, shrink
+
+    prog = parse(task["program"], filename="program.adv")
+    x = parse_value(task["input"], prog.input_type)
+    eng = engines[task["engine"]]
+    oracle, seed = task["oracle"], int(task["check_seed"])
+    target_class = failure_class(task["verdict"])
+    need = min(CLEAR_MARGIN, 0.5 * margin(task["verdict"]))
+    last: dict[str, Any] = {}
+
+    def verdict_of(p: Any, cx: Any) -> dict[str, Any] | None:
+        for v in judge(p, cx, [eng], [oracle], seed):
+            if v["oracle"] == oracle:
+                return v
+        return None
+
+    def fails(p: Any, cx: Any) -> bool:
+        v = verdict_of(p, cx)
+        if v is None or v["status"] != "fail" or failure_class(v) != target_class or margin(v) < need:
+            return False
+        last["verdict"] = v
+        return True
+
+    t0 = time.perf_counter()
+    if not fails(prog, x):
+        return {"id": task["id"], "reproduced": False, "seconds": time.perf_counter() - t0}
+
+    def progress(r: Any) -> None:
+        send(
+            (
+                "shrink-progress",
+                {"id": task["id"], "program": r.text, "input": r.input_text, "nodes": r.nodes_after, "steps": r.steps},
+            )
+        )
+
+    res = shrink(prog.module, x, fails, budget=float(task["budget"]), on_progress=progress)
+    final = verdict_of(res.program, res.x) or last.get("verdict")
+    return {
+        "id": task["id"],
+        "reproduced": True,
+        "program": res.text,
+        "input": res.input_text,
+        "nodes_before": res.nodes_before,
+        "nodes_after": module_nodes(res.program.module),
+        "steps": res.steps,
+        "tried": res.tried,
+        "seconds": res.seconds,
+        "fixpoint": res.fixpoint,
+        "verdict": final,
+        "constructs": sorted(module_constructs(res.program.module)),
+    }
+
+
+# ---- the process --------------------------------------------------------------------------------
+
+
+def worker_main(conn: Any, cfg: WorkerConfig) -> None:
+    """Entry point of a worker process (a top-level function, so it works under `spawn`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from ..lang.deep import run_deep
+
+    for p in reversed(cfg.sys_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    ensure_import_path(cfg.cwd or None)
+    try:
+        engines = [load_engine_spec(s) for s in cfg.engines]
+        defaults = default_oracles() if cfg.oracles is None else []
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops the campaign
+        _send(conn, ("fatal", f"{type(exc).__name__}: {exc}"))
+        return
+    by_name = {engine_label(e): e for e in engines}
+    _send(conn, ("ready", os.getpid()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind = msg[0]
+        if kind == "stop":
+            return
+        try:
+            # A whole task runs on the large-stack evaluation thread, so the many evaluations inside
+            # it run in place instead of handing over to that thread one by one.
+            if kind == "run":
+                reply: tuple = ("result", run_deep(run_program, cfg, engines, int(msg[1]), defaults))
+            elif kind == "shrink":
+                reply = ("shrunk", run_deep(run_shrink, cfg, by_name, msg[1], lambda m: _send(conn, m)))
+            else:
+                reply = ("error", {"message": f"unknown task {kind!r}"})
+        except Exception as exc:  # noqa: BLE001 - reported with the task, the worker goes on
+            reply = ("task-error", {"task": list(msg[:2]) if kind == "run" else [kind, msg[1].get("id")],
+                                    "message": f"{type(exc).__name__}: {exc}",
+                                    "traceback": traceback.format_exc(limit=8)})  # fmt: skip
+        if not _send(conn, reply):
+            return
+
+
+def _send(conn: Any, msg: Any) -> bool:
+    try:
+        conn.send(msg)
+        return True
+    except (BrokenPipeError, EOFError, OSError):
+        return False
