@@ -1,8 +1,8 @@
 """advalidate: a verification and property-testing harness for automatic differentiation.
 
 The public API (DESIGN.md, "Python API"): `parse`, `pretty`, `parse_value`, `show_value`,
-`evaluate`, `to_python`, `flatten`, `unflatten`, `Inl`, `Inr`, the error types, and the AD engines
-through `engine_names`, `engine` and `show`.
+`evaluate`, `to_python`, `flatten`, `unflatten`, `Inl`, `Inr`, the error types, the AD engines
+through `engine_names`, `engine` and `show`, and the oracles through `check` and `assert_gradients`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from .impl import engine, engine_names, show
 from .lang.errors import AdvError, BudgetError, DomainError, EvalError, ParseError, TypeCheckError, ValueParseError
 from .lang.program import Program, evaluate, parse, to_python
 from .lang.values import Inl, Inr, flatten, parse_value, show_value, unflatten
+from .oracles import assert_gradients, check
 
 __version__ = "0.1.0"
 
@@ -33,6 +34,8 @@ __all__ = [
     "Program",
     "TypeCheckError",
     "ValueParseError",
+    "assert_gradients",
+    "check",
     "engine",
     "engine_names",
     "evaluate",

@@ -64,6 +64,25 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .impl import engine
+    from .oracles import check, oracle_names
+
+    prog = load_program(args.file)
+    x = parse_value(args.input, prog.input_type, filename="--input") if args.input is not None else None
+    for name in args.oracle or []:
+        if name not in oracle_names():
+            raise UsageError(f"unknown oracle {name!r}; oracles: {', '.join(oracle_names())}")
+    if any(":" in name for name in args.engine or []) and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # `module:attr` engines are found from the current directory too
+    engines = [engine(name) for name in args.engine] if args.engine else None
+    numeric = None if args.numeric == "auto" else args.numeric
+    res = check(prog, x, engines=engines, oracles=args.oracle, seed=args.seed, numeric=numeric)
+    print(f"program: {args.file}")
+    print(res.report(details="all" if args.verbose else "failures"))
+    return EXIT_OK if res.ok else EXIT_FINDING
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="advalidate", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -83,6 +102,26 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("file", metavar="FILE.adv")
     show.add_argument("--engine", default="tape", help="stage name (default: tape)")
     show.set_defaults(handler=_cmd_show)
+    chk = sub.add_parser("check", help="judge the gradients of engines on one program with the oracles")
+    chk.add_argument("file", metavar="FILE.adv")
+    chk.add_argument("--input", metavar="VALUE", help="input value (default: drawn from --seed)")
+    chk.add_argument("--engine", action="append", metavar="NAME", help="name or module:attr (repeatable; default: all)")
+    chk.add_argument("--oracle", action="append", metavar="NAME", help="oracle (repeatable; default: all)")
+    chk.add_argument("--seed", type=int, default=0, help="seeds the random cotangent (and the input) (default: 0)")
+    chk.add_argument(
+        "--numeric", choices=("auto", "float", "mp"), default="auto", help="auto: mp where an engine supports it"
+    )
+    chk.add_argument("-v", "--verbose", action="store_true", help="also explain inconclusive verdicts")
+    chk.set_defaults(handler=_cmd_check)
+    from .fuzz.cli import add_commands as add_fuzz_commands  # `fuzz` and `replay`
+
+    add_fuzz_commands(sub)
+    from .generators.cli import add_commands as add_gen_commands  # `gen`
+
+    add_gen_commands(sub)
+    from .report.cli import add_commands as add_report_commands  # `report`
+
+    add_report_commands(sub)
     return parser
 
 

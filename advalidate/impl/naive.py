@@ -27,7 +27,7 @@ from .rules import partials, scale
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 
-DEFAULT_CALL_BUDGET = 2_000_000
+DEFAULT_CALL_BUDGET = 200_000
 
 
 class NaiveRules:

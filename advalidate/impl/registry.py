@@ -13,6 +13,7 @@ from .engine import Stage
 from .forward import ForwardStage
 from .mutable import MutableStage
 from .naive import Naive
+from .parallel import ParallelStage
 from .sparse import SparseStage
 from .staged import StagedStage
 from .tape import TapeStage
@@ -24,12 +25,40 @@ _BUILTIN: dict[str, Callable[[], Any]] = {
     "sparse": SparseStage,
     "mutable": MutableStage,
     "tape": TapeStage,
+    "parallel": ParallelStage,
     "forward": ForwardStage,
 }
 
 
 class EngineError(AdvError):
     """An unknown engine name or a plug-in that cannot be loaded."""
+
+
+# Adapters for outside AD systems (advalidate.impl.adapters): name -> (class, library, pip extra).
+# Imported only when asked for, so the libraries stay optional.
+_ADAPTERS: dict[str, tuple[str, str, str]] = {
+    "autograd": ("advalidate.impl.adapters.autograd:AutogradEngine", "autograd", "peers"),
+    "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
+    "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
+}
+
+
+def adapter_names() -> list[str]:
+    """The adapters for outside AD systems (each needs its library installed)."""
+    return list(_ADAPTERS)
+
+
+def _adapter(name: str) -> Any:
+    spec, library, extra = _ADAPTERS[name]
+    try:
+        importlib.import_module(spec.partition(":")[0])
+    except ImportError as exc:
+        if exc.name is not None and exc.name.split(".")[0] == library:
+            raise EngineError(
+                f"engine {name!r} needs the {library} library: pip install 'advalidate[{extra}]'"
+            ) from None
+        raise
+    return load_engine(spec)
 
 
 def engine_names() -> list[str]:
@@ -41,9 +70,14 @@ def engine(name: str) -> Any:
     """A built-in engine by name, or a plug-in given as `module:attr`."""
     if name in _BUILTIN:
         return _BUILTIN[name]()
+    if name in _ADAPTERS:
+        return _adapter(name)
     if ":" in name:
         return load_engine(name)
-    raise EngineError(f"unknown engine {name!r}; built-in engines: {', '.join(_BUILTIN)}; or give module:attr")
+    raise EngineError(
+        f"unknown engine {name!r}; built-in engines: {', '.join(_BUILTIN)}; adapters: {', '.join(_ADAPTERS)}; "
+        "or give module:attr"
+    )
 
 
 def load_engine(spec: str) -> Any:
