@@ -108,3 +108,11 @@ def test_every_backpropagator_runs_at_most_once(name: str) -> None:
         _, back = adv.engine(name).vjp(prog, x)
         back(1.0)
         assert back.stats["backprop_calls_max"] == 1
+
+
+@pytest.mark.parametrize("name", ["mutable", "tape", "parallel"])
+def test_literals_evaluated_in_a_loop_are_primal_work(name: str) -> None:
+    # Each evaluation of 2.0 makes a dual number with its own ID; the primal pays for each too, so
+    # the §3 ratio stays bounded (counting the literal once would make it grow with the loop).
+    prog = adv.parse(r"\(x : R) -> letrec f (n : Z) (acc : R) : R = if n <= 0 then acc else f (n - 1) 2.0 in f 500 x")
+    assert ratio(name, prog, 1.0) <= LINEAR_COST_CONSTANT

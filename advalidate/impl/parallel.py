@@ -311,7 +311,6 @@ class ParallelRuntime(TapeRuntime):
         self.terminal = self.main
         self.jobs: list[Job] = []
         self.forward_stats: dict[str, int] = {}
-        self.literals = 0
         self.reverse_stats: dict[str, int] = {}
         self.record = self._recorder()  # the `tape` primitive (shadows TapeRuntime.record)
 
@@ -350,7 +349,7 @@ class ParallelRuntime(TapeRuntime):
             "fork": lambda left, right: tuple(self.fork([left, right])),
             "parmap": lambda f, xs: list_to_cells(self.fork([_apply(f, x) for x in cells_to_list(xs)])),
         }
-        prims |= {name: counted(getattr(self.ops, name)) for name in ("lt", "le", "gt", "ge", "real")}
+        prims |= {name: counted(getattr(self.ops, name)) for name in ("const", "lt", "le", "gt", "ge", "real")}
         return prims
 
     # -- forward ------------------------------------------------------------------------------
@@ -388,7 +387,6 @@ class ParallelRuntime(TapeRuntime):
         return results
 
     def interleave(self, x: Any, ty: Type) -> Any:
-        self.literals = self.ops.ops  # literals are evaluated once, when the program is compiled
         self.local.job = self.main
         out = interleave(x, ty, lambda r: (r, self.record()))
         self.inputs = len(self.main.tape)
@@ -411,9 +409,9 @@ class ParallelRuntime(TapeRuntime):
         self.created = created
         self.calls = [0] * created
         # primal_ops as the reference domain counts them, but per job, so exact under any scheduling
-        # (a shared counter loses increments on a free-threaded CPython): the literals, plus every
-        # taped primitive (the entries with contributions), comparisons and `real n`.
-        ops = self.literals + sum(len(j.tape) - j.tape.count(EMPTY) + j.ops for j in self.jobs)
+        # (a shared counter loses increments on a free-threaded CPython): every taped primitive
+        # (the entries with contributions), literals, comparisons and `real n`.
+        ops = sum(len(j.tape) - j.tape.count(EMPTY) + j.ops for j in self.jobs)
         self.forward_stats = {
             "primal_ops": ops,
             "forward_work": work,

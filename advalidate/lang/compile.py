@@ -103,8 +103,7 @@ class Compiler:
         if isinstance(e, C.Var):
             return _access(*s.lookup(e.name))
         if isinstance(e, C.Const):
-            v = self.constant(e)
-            return lambda f: v
+            return self.constant(e)
         if isinstance(e, C.Lam):
             return self.lam(e.param, e.body, s)
         if isinstance(e, C.App):
@@ -179,10 +178,14 @@ class Compiler:
     def compile_extra(self, e: C.CExpr, s: _Scope) -> Code:
         raise NotImplementedError(f"{type(self).__name__} cannot compile {type(e).__name__} nodes")
 
-    def constant(self, e: C.Const) -> Any:
-        if isinstance(e.value, float):
-            return self.prims["dconst" if e.deriv else "const"](e.value)
-        return e.value
+    def constant(self, e: C.Const) -> Code:
+        """A real literal calls `const` each time it is evaluated: it is one of the program's
+        operations (counted in `primal_ops`), and an ops namespace sees every real it makes."""
+        v = e.value
+        if isinstance(v, float):
+            const = self.prims["dconst" if e.deriv else "const"]
+            return lambda f: const(v)
+        return lambda f: v
 
     def pair(self, e: C.PairC | C.ParC, s: _Scope) -> Code:
         a, b = self.expr(e.left, s), self.expr(e.right, s)

@@ -126,7 +126,7 @@ def to_python(prog: Program, ops: Any, budget: int | None = None) -> Callable[[A
     Comparisons must return a bool. Recursion as deep as the program needs is supported.
     """
     steps = Budget(budget)
-    fn = run_deep(lambda: _CallTimeConsts(numeric_prims(ops), steps).compile_program(prog.core))
+    fn = run_deep(lambda: Compiler(numeric_prims(ops), steps).compile_program(prog.core))
     din, dout = prog.input_type, prog.output_type
 
     def f(x: Any) -> Any:
@@ -137,17 +137,6 @@ def to_python(prog: Program, ops: Any, budget: int | None = None) -> Callable[[A
         return run_deep(go)
 
     return f
-
-
-class _CallTimeConsts(Compiler):
-    """Calls `ops.const` when a literal is evaluated, not once at compile time: an ops namespace
-    (an AD library's tape, a recorder) sees every real of a call made during that call."""
-
-    def expr(self, e: C.CExpr, s: Any) -> Any:
-        if isinstance(e, C.Const) and isinstance(e.value, float):
-            const, r = self.prims["const"], e.value
-            return lambda f: const(r)
-        return super().expr(e, s)
 
 
 def _identity(v: Any) -> Any:
