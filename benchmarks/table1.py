@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import json
 import math
 import platform
@@ -213,6 +214,10 @@ def measure(b: Bench, rounds: int, peers: list[str], log: Callable[[str], None])
         return (time.perf_counter() - t) / k
 
     names = list(runners)
+    # The inputs, programs and engines made above are long-lived: frozen, the garbage collector's
+    # full collections stop walking them, and each sample pays for the collection of its own objects.
+    gc.collect()
+    gc.freeze()
     for r in range(rounds):
         # Every round allocates alike, so the garbage collector's full collections would fall on
         # the same runner's sample in every round: the order turns by one each round instead.
@@ -221,6 +226,7 @@ def measure(b: Bench, rounds: int, peers: list[str], log: Callable[[str], None])
             # On the large-stack evaluation thread, where to_python and the engines run anyway:
             # there their own hand-over to that thread is skipped, so no thread switch is timed.
             best[name] = min(best[name], run_deep(sample, fn, calls[name]))
+    gc.unfreeze()
     res: dict[str, Any] = {"title": b.title, "size": b.size, "input_reals": reals, "primal_seconds": best["primal"]}
     engines: dict[str, Any] = {}
     for name in STAGES + peers:
