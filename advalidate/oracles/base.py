@@ -102,3 +102,12 @@ class Oracle:
         if isinstance(tols, str):
             return self.inconclusive(run, tols)
         return tols
+
+    def gradient_tolerance(self, ctx: Context, run: EngineRun, scale: list) -> T.Tolerance | Verdict:
+        """The gradient's tolerance, or the verdict that ends the judgement first (the tolerance
+        cannot be set, or the engine's value is already wrong)."""
+        tols = self.tolerances(ctx, run, scale)
+        if isinstance(tols, Verdict):
+            return tols
+        tol_g, tol_y = tols
+        return self.value_failure(ctx, run, tol_y) or tol_g

@@ -103,13 +103,9 @@ class FiniteDifferenceOracle(Oracle):
             return self.inconclusive(run, exp)
         deriv, err = exp
         actual_g = run.grad_flat()
-        tols = self.tolerances(ctx, run, actual_g)
-        if isinstance(tols, Verdict):
-            return tols
-        tol_g, tol_y = tols
-        bad_value = self.value_failure(ctx, run, tol_y)
-        if bad_value:
-            return bad_value
+        tol_g = self.gradient_tolerance(ctx, run, actual_g)
+        if isinstance(tol_g, Verdict):
+            return tol_g
         v = ctx.v_flat
         tol = T.projected(tol_g, v, actual_g)
         with mpmath.workdps(T.CHECK_DPS):

@@ -70,13 +70,9 @@ class ForwardOracle(Oracle):
         if isinstance(jv, str):
             return self.inconclusive(run, jv)
         actual_g = run.grad_flat()
-        tols = self.tolerances(ctx, run, actual_g)
-        if isinstance(tols, Verdict):
-            return tols
-        tol_g, tol_y = tols
-        bad_value = self.value_failure(ctx, run, tol_y)
-        if bad_value:
-            return bad_value
+        tol_g = self.gradient_tolerance(ctx, run, actual_g)
+        if isinstance(tol_g, Verdict):
+            return tol_g
         v = ctx.v_flat
         expected = _dot(ctx.dy_flat, jv)
         actual = _dot(actual_g, v)
