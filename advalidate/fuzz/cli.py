@@ -7,20 +7,9 @@ import shlex
 import sys
 from typing import Any
 
+from ..cli_args import positive
+
 EXIT_USAGE = 2
-
-
-def _positive(kind: type) -> Any:
-    def conv(text: str) -> Any:
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-        return v
-
-    return conv
 
 
 def add_commands(sub: Any) -> None:
@@ -30,7 +19,7 @@ def add_commands(sub: Any) -> None:
         description="Generate random programs, check every engine with every oracle, and write a shrunk, "
         "replayable finding for each failure. Exit status: 0 nothing found, 1 findings, 2 bad usage.",
     )
-    fuzz.add_argument("--seconds", type=_positive(float), default=60.0, help="campaign length (default 60)")
+    fuzz.add_argument("--seconds", type=positive(float), default=60.0, help="campaign length (default 60)")
     fuzz.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed at start)")
     fuzz.add_argument(
         "--engine",
@@ -39,23 +28,23 @@ def add_commands(sub: Any) -> None:
         help="engine to test (repeatable; default: every built-in engine)",
     )
     fuzz.add_argument("--oracle", action="append", metavar="NAME", help="oracle (repeatable; default: all)")
-    fuzz.add_argument("--workers", type=_positive(int), default=None, help="worker processes (default: cores)")
+    fuzz.add_argument("--workers", type=positive(int), default=None, help="worker processes (default: cores)")
     fuzz.add_argument("--out", default="advalidate-findings", metavar="DIR", help="findings directory")
-    fuzz.add_argument("--max-size", type=_positive(int), default=None, metavar="N", help="largest program (nodes)")
+    fuzz.add_argument("--max-size", type=positive(int), default=None, metavar="N", help="largest program (nodes)")
     fuzz.add_argument("--resume", action="store_true", help="continue the campaign in --out for --seconds more")
     fuzz.add_argument(
         "--timeout",
-        type=_positive(float),
+        type=positive(float),
         default=30.0,
         metavar="S",
         help="seconds one program may take before its worker is replaced (default 30)",
     )
     fuzz.add_argument(
-        "--shrink-seconds", type=_positive(float), default=30.0, metavar="S", help="time budget per shrink"
+        "--shrink-seconds", type=positive(float), default=30.0, metavar="S", help="time budget per shrink"
     )
     fuzz.add_argument(
         "--symbolic-every",
-        type=_positive(int),
+        type=positive(int),
         default=None,
         metavar="N",
         help="with the default oracles, run the (slow) symbolic oracle on one program in N (default 8)",
@@ -67,7 +56,7 @@ def add_commands(sub: Any) -> None:
         help="live panel on a terminal, plain lines otherwise (default auto)",
     )
     fuzz.add_argument(
-        "--progress-interval", type=_positive(float), default=10.0, metavar="S", help="seconds between plain lines"
+        "--progress-interval", type=positive(float), default=10.0, metavar="S", help="seconds between plain lines"
     )
     fuzz.set_defaults(handler=cmd_fuzz)
 

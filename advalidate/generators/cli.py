@@ -5,17 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..cli_args import positive
 from .rules import FEATURES
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return v
 
 
 def _features(text: str) -> Any:
@@ -38,10 +29,10 @@ def add_commands(sub: Any) -> None:
     )
     gen.add_argument("--seed", type=int, default=0, help="first seed (default 0); program i uses seed S+i")
     gen.add_argument(
-        "--size", type=_positive_int, default=None, metavar="N", help="target size in AST nodes (default: spread)"
+        "--size", type=positive(int), default=None, metavar="N", help="target size in AST nodes (default: spread)"
     )
     gen.add_argument(
-        "--count", type=_positive_int, default=None, metavar="K", help="number of programs (default 1, --stats 1000)"
+        "--count", type=positive(int), default=None, metavar="K", help="number of programs (default 1, --stats 1000)"
     )
     gen.add_argument("--stats", action="store_true", help="print statistics instead of programs")
     gen.add_argument(
@@ -52,7 +43,7 @@ def add_commands(sub: Any) -> None:
         help=f"enabled features (default: a random subset per program); from {', '.join(FEATURES)}",
     )
     gen.add_argument("--family", default=None, metavar="NAME", help="print a program family instead")
-    gen.add_argument("--n", type=_positive_int, default=8, help="the family's parameter (default 8)")
+    gen.add_argument("--n", type=positive(int), default=8, help="the family's parameter (default 8)")
     gen.set_defaults(handler=run_gen)
 
 
