@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import math
 import re
+import threading
 import time
 
 import mpmath
@@ -21,6 +22,7 @@ import pytest
 import advalidate as adv
 from advalidate import Inl, Inr
 from advalidate.lang import program as P
+from advalidate.lang.compile import Compiler, thread_budget
 from advalidate.lang.errors import BudgetError, DomainError
 from advalidate.lang.numeric import FloatOps
 from advalidate.lang.program import CMP_OP_NAMES, REAL_OP_NAMES, run_reference
@@ -324,13 +326,43 @@ def test_non_termination_is_a_budget_error(text):
     assert time.perf_counter() - start < 15.0  # typically well under a second; generous for busy CI machines
 
 
+COUNT_DOWN = r"\(n : Z) -> letrec f (k : Z) : Z = if k <= 0 then 0 else 1 + f (k - 1) in f n"
+
+
 def test_budget_counts_function_calls():
-    prog = adv.parse(r"\(n : Z) -> letrec f (k : Z) : Z = if k <= 0 then 0 else 1 + f (k - 1) in f n")
+    prog = adv.parse(COUNT_DOWN)
     # the program itself is one call, f is called n + 1 times
     assert adv.evaluate(prog, 98, budget=100) == 98
     with pytest.raises(BudgetError):
         adv.evaluate(prog, 99, budget=100)
     assert adv.evaluate(prog, 10_000, budget=None) == 10_000
+
+
+def test_thread_budget_allows_what_a_budget_allows_and_threads_share_it():
+    # The parallel engine's budget on a free-threaded CPython hands each thread slices of the limit.
+    # On one thread it allows exactly the calls a Budget allows; threads together stay within it.
+    core = adv.parse(COUNT_DOWN).core
+
+    def run(budget, n):
+        return Compiler(P.numeric_prims(FloatOps()), budget).compile_program(core)(n)
+
+    assert run(thread_budget(100), 98) == 98
+    with pytest.raises(BudgetError, match="budget of 100 "):
+        run(thread_budget(100), 99)
+    assert run(thread_budget(None), 200) == 200
+    shared, results = thread_budget(250), []
+
+    def worker():
+        try:
+            results.append(run(shared, 98))  # 100 calls
+        except BudgetError:
+            results.append(None)
+
+    for _ in range(4):  # one after the other, each on a thread of its own
+        th = threading.Thread(target=worker)
+        th.start()
+        th.join()
+    assert results[0] == 98 and 100 * results.count(98) <= 250, results
 
 
 # ---- deep recursion and long lists ---------------------------------------------------------------------

@@ -60,12 +60,16 @@ class Back:
 
 
 class DerivArith:
-    """The derivative-arithmetic primitives (`dadd dmul ...`), each costing one unit."""
+    """The derivative-arithmetic primitives (`dadd dmul ...`), each costing one unit of `cost`
+    (or nothing when `cost` is None: a stage that does them in its forward pass)."""
 
-    def __init__(self, numeric: str, cost: Counter) -> None:
+    def __init__(self, numeric: str, cost: Counter | None) -> None:
         lib = math if numeric == "float" else mpmath
 
         def unit(fn: Callable) -> Callable:
+            if cost is None:
+                return fn
+
             def counted(*args: Any) -> Any:
                 cost.n += 1
                 return fn(*args)
@@ -87,11 +91,15 @@ class DerivArith:
 class StageRuntime:
     """Per-run state of a stage: its primitives and cost counters."""
 
+    # Whether the derivative arithmetic belongs to the reverse pass (counted in `reverse_cost`).
+    # The tape stages evaluate the partials in the forward pass (§10.3), where nothing counts them.
+    reverse_derivatives = True
+
     def __init__(self, numeric: str, ops: ReferenceOps) -> None:
         self.numeric = numeric
         self.ops = ops
         self.cost = Counter()
-        self.deriv = DerivArith(numeric, self.cost)
+        self.deriv = DerivArith(numeric, self.cost if self.reverse_derivatives else None)
         self.zero = 0.0 if numeric == "float" else mpmath.mpf(0)
         self.created = 0
         self.calls: list[int] = []
@@ -104,6 +112,10 @@ class StageRuntime:
 
     def stage_prims(self) -> dict[str, Callable]:
         return {}
+
+    def budget(self, limit: int | None) -> Budget:
+        """The call allowance the target program runs under."""
+        return Budget(limit)
 
     def new_id(self) -> int:
         """`genID`: the next backpropagator ID (§6, the ID-generation monad)."""
@@ -148,6 +160,10 @@ class Stage:
     def transformer(self) -> Transformer:
         return Transformer(self.rules())
 
+    def domain(self, numeric: str, dps: int) -> ReferenceOps:
+        """The numeric domain the target program computes in."""
+        return reference_ops(numeric, dps)
+
     def target(self, prog: Program) -> C.CExpr:
         """The translated program (the paper's D[t] for this stage)."""
         return self.transformer().program(prog.core)
@@ -155,9 +171,9 @@ class Stage:
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
         """Check the input, make a fresh runtime and compile the translated program against it."""
         check_value(x, prog.input_type, "input")
-        ops = reference_ops(numeric, dps)
+        ops = self.domain(numeric, dps)
         rt = self.runtime(numeric, ops)
-        fn = Compiler(rt.prims(), Budget(budget)).compile_program(self.target(prog))
+        fn = Compiler(rt.prims(), rt.budget(budget)).compile_program(self.target(prog))
         return Prepared(ops, rt, fn, float if numeric == "float" else mpmath.mpf)
 
     def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,

@@ -7,7 +7,11 @@ a fresh job with history `Start`, and when all of them have finished (in their t
 β'₁ … β'ₖ) evaluation continues in a new job δ whose history is `Fork α [β'₁ … β'ₖ]` (the
 JobDescr of Fig. 14 with a k-ary fork). Every job keeps its own §10.3 tape, so an ID is the
 compound ID `(job, seq)` of §12.2: the sequential ID restarts at 0 in each job and counts that
-job's tape entries. The input reals are taped in the main job (job 0, Errata E10).
+job's tape entries. The input reals are taped in the main job (job 0, Errata E10). A compound ID
+is stored packed in one integer, `job.origin + seq` with `origin = key · 2^40` for a key unique
+to the job: a tape entry then holds only floats and integers, which Python's cyclic garbage
+collector stops tracking, as it does for `tape`'s entries (a tuple holding the job itself would
+stay tracked, and each collection would walk the whole tape: 1.2–2× the time of `tape` on long runs).
 
 Job IDs. The paper draws job IDs from an atomic counter, so which job gets which number depends
 on the scheduling. Here the job *is* its record (object identity is unique by construction); its
@@ -36,7 +40,12 @@ ever waits for tasks started after it, so the waits-for relation follows start t
 cycle. The calling thread takes part, so `threads = 1` has no worker threads at all (children run
 inline, in order) and `threads = n` has n - 1 workers, all `deep_thread_factory` threads. Nothing
 relies on the GIL: pool state changes under one lock, each job is written by one thread at a time,
-and counters are per job, so the engine runs unchanged on a free-threaded CPython.
+and counters are per job, or per thread (the domain's bookkeeping, the call budget), so the engine
+runs unchanged on a free-threaded CPython. There, a counter that every thread writes on every
+call would serialise them (its cache line moves between the cores at each write), so without the
+GIL the domain's bookkeeping and the call budget are kept per thread (`FREE_THREADED`). With the
+GIL only one thread runs at a time anyway, and a `threading.local` counter would only cost time
+(updating one is about 3× slower), so there they stay shared.
 
 Cost model (the units of `tape`'s `reverse_cost`):
     forward cost of a job = 1 (its JobDescr) + n (tape entries written) + e (contributions written)
@@ -57,6 +66,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 import time
 from collections import deque
@@ -64,9 +74,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..lang import core as C
-from ..lang.compile import cells_to_list, list_to_cells
+from ..lang.compile import Budget, ThreadBudget, cells_to_list, list_to_cells, thread_budget
 from ..lang.deep import deep_thread_factory
-from ..lang.numeric import DEFAULT_DPS
+from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program
 from ..lang.types import Type
 from .engine import Back
@@ -76,6 +86,10 @@ from .wrapper import deinterleave, interleave
 
 THREADS_ENV = "ADVALIDATE_THREADS"
 DEFAULT_THREADS = 2
+SEQ_BITS = 40  # a packed compound ID is origin + seq with origin = key << SEQ_BITS
+SEQ_MASK = (1 << SEQ_BITS) - 1
+# Whether Python threads run at the same time here (a free-threaded CPython with the GIL off).
+FREE_THREADED = not getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
 # ---- the job graph (Fig. 14) ----------------------------------------------------------------
@@ -106,15 +120,17 @@ class Fork:
 class Job:
     """A job: a maximal sequential stretch of a task, with its own tape.
 
-    Its JobDescr `(history, jid, n)` is `(self.history, self.num, len(self.tape))`. `lo`/`hi`
-    are set on the terminal job of every task: the task's range of job numbers.
+    Its JobDescr `(history, jid, n)` is `(self.history, self.num, len(self.tape))`. Its tape
+    entries have the packed IDs `origin + seq`. `lo`/`hi` are set on the terminal job of every
+    task: the task's range of job numbers.
     """
 
-    __slots__ = ("tape", "history", "num", "base", "ops", "lo", "hi")
+    __slots__ = ("tape", "history", "origin", "num", "base", "ops", "lo", "hi")
 
-    def __init__(self, history: Start | Fork) -> None:
+    def __init__(self, history: Start | Fork, key: int) -> None:
         self.tape: list[tuple] = []
         self.history = history
+        self.origin = key << SEQ_BITS
         self.num = -1
         self.base = 0  # offset of this job's entries in the flat `calls` list
         self.ops = 0  # comparisons and `real n` evaluated in this job (see ParallelRuntime.primal)
@@ -307,32 +323,44 @@ class ParallelRuntime(TapeRuntime):
         self.pool = pool(threads)
         self.chaos = chaos
         self.local = threading.local()  # `.job`: the job the current thread is running
-        self.main = Job(START)
+        self.by_key: list[Job] = []  # every job, at the index of its key
+        self._keys = threading.Lock()
+        self.main = self.new_job(START)
         self.terminal = self.main
         self.jobs: list[Job] = []
         self.forward_stats: dict[str, int] = {}
         self.reverse_stats: dict[str, int] = {}
         self.record = self._recorder()  # the `tape` primitive (shadows TapeRuntime.record)
 
-    def _recorder(self) -> Callable[..., tuple[Job, int]]:
+    def new_job(self, history: Start | Fork) -> Job:
+        """A job with a fresh key (keys are internal: the numbering of `_number` is canonical)."""
+        with self._keys:
+            job = Job(history, len(self.by_key))
+            self.by_key.append(job)
+        return job
+
+    def _recorder(self) -> Callable[..., int]:
         local, chaos = self.local, self.chaos
 
-        def record(*contrib: Any) -> tuple[Job, int]:
-            """Append a tape entry to the current job; its compound ID is (job, seq)."""
+        def record(*contrib: Any) -> int:
+            """Append a tape entry to the current job; its compound ID (job, seq), packed."""
             job = local.job
             tape = job.tape
-            cid = (job, len(tape))
+            cid = job.origin + len(tape)
             tape.append(contrib)
             return cid
 
         if chaos is None:
             return record
 
-        def record_chaos(*contrib: Any) -> tuple[Job, int]:
+        def record_chaos(*contrib: Any) -> int:
             chaos.point(0.02)
             return record(*contrib)
 
         return record_chaos
+
+    def budget(self, limit: int | None) -> Budget | ThreadBudget:
+        return thread_budget(limit) if FREE_THREADED else Budget(limit)
 
     def stage_prims(self) -> dict:
         local = self.local
@@ -360,7 +388,7 @@ class ParallelRuntime(TapeRuntime):
             return []
         local, chaos = self.local, self.chaos
         parent = local.job
-        firsts = [Job(START) for _ in thunks]
+        firsts = [self.new_job(START) for _ in thunks]
         terminals: list[Job | None] = [None] * len(thunks)
         results: list[Any] = [None] * len(thunks)
 
@@ -383,7 +411,7 @@ class ParallelRuntime(TapeRuntime):
         if chaos is not None:
             chaos.point()
         self.pool.run_all([task(i) for i in range(len(thunks))], chaos)
-        local.job = Job(Fork(parent, terminals))  # type: ignore[arg-type]
+        local.job = self.new_job(Fork(parent, terminals))  # type: ignore[arg-type]
         return results
 
     def interleave(self, x: Any, ty: Type) -> Any:
@@ -444,10 +472,17 @@ class ParallelRuntime(TapeRuntime):
         """The final JobDescr that the forward pass hands to SResolve."""
         return job_descr(self.terminal)
 
+    def job_of(self, cid: int) -> Job:
+        """The job of a packed compound ID."""
+        return self.by_key[cid >> SEQ_BITS]
+
+    def compound(self, cid: int) -> tuple[int, int]:
+        """The compound ID (job number, seq ID) of §12.2 that `cid` packs."""
+        return (self.job_of(cid).num, cid & SEQ_MASK)
+
     def cid(self, dual: Any) -> tuple[int, int]:
         """The compound ID (job number, seq ID) of a dual number."""
-        job, seq = dual[1]
-        return (job.num, seq)
+        return self.compound(dual[1])
 
     # -- reverse (Fig. 15) --------------------------------------------------------------------
 
@@ -459,11 +494,11 @@ class ParallelRuntime(TapeRuntime):
         mcost = [0] * len(jobs)
 
         def seed(dual: Any, z: Any) -> None:
-            job, seq = dual[1]
+            job = self.job_of(dual[1])
             arr = adjs[job.num]
             if arr is None:
                 arr = adjs[job.num] = [zero] * len(job.tape)
-            arr[seq] += z
+            arr[dual[1] & SEQ_MASK] += z
 
         deinterleave(y, dy, dout, seed)
         outside: dict = {}
@@ -481,7 +516,7 @@ class ParallelRuntime(TapeRuntime):
 
     def _resolve_task(self, term: Job, buf: dict, adjs: list, rcost: list, mcost: list) -> None:
         """resolveTask: this task's jobs from `term` back to its Start; subtasks in parallel."""
-        chaos, zero = self.chaos, self.zero
+        chaos, zero, by_key = self.chaos, self.zero, self.by_key
         lo, hi = term.lo, term.hi
         job = term
         while True:
@@ -501,12 +536,12 @@ class ParallelRuntime(TapeRuntime):
             for b in bufs:
                 merged += len(b)
                 for cid, v in b.items():
-                    tj = cid[0]
+                    tj = by_key[cid >> SEQ_BITS]
                     if lo <= tj.num < hi:
                         arr = adjs[tj.num]
                         if arr is None:
                             arr = adjs[tj.num] = [zero] * len(tj.tape)
-                        arr[cid[1]] += v
+                        arr[cid & SEQ_MASK] += v
                     else:
                         buf[cid] = buf.get(cid, zero) + v
             mcost[job.num] = merged
@@ -520,7 +555,7 @@ class ParallelRuntime(TapeRuntime):
         adj = adjs[job.num]
         if adj is None:
             adj = adjs[job.num] = [zero] * n
-        calls, base = self.calls, job.base
+        calls, base, origin, by_key = self.calls, job.base, job.origin, self.by_key
         for i in range(n - 1, -1, -1):
             calls[base + i] += 1
             contrib = tape[i]
@@ -528,14 +563,16 @@ class ParallelRuntime(TapeRuntime):
                 a = adj[i]
                 pairs = iter(contrib)
                 for p, cid in zip(pairs, pairs):
-                    tj, ti = cid
-                    if tj is job:
+                    ti = cid - origin
+                    if 0 <= ti < n:
                         adj[ti] += p * a
-                    elif lo <= tj.num < hi:
+                        continue
+                    tj = by_key[cid >> SEQ_BITS]
+                    if lo <= tj.num < hi:
                         arr = adjs[tj.num]
                         if arr is None:
                             arr = adjs[tj.num] = [zero] * len(tj.tape)
-                        arr[ti] += p * a
+                        arr[cid & SEQ_MASK] += p * a
                     else:
                         buf[cid] = buf.get(cid, zero) + p * a
         edges = sum(map(len, tape)) >> 1
@@ -576,6 +613,11 @@ class ParallelStage(TapeStage):
 
     def transformer(self) -> Transformer:
         return ParallelTransformer(self.rules())
+
+    def domain(self, numeric: str, dps: int) -> ReferenceOps:
+        # The domain's own op count goes unused here (primal_ops are counted per job), but every
+        # thread writes it.
+        return reference_ops(numeric, dps, per_thread=FREE_THREADED)
 
     def runtime(self, numeric: str, ops: Any) -> ParallelRuntime:
         chaos = None

@@ -42,6 +42,7 @@ class TapeRules:
 
 class TapeRuntime(StageRuntime):
     inputs = 0
+    reverse_derivatives = False
 
     def __init__(self, numeric: str, ops: Any) -> None:
         super().__init__(numeric, ops)

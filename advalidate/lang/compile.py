@@ -9,10 +9,13 @@ numbers), `to_python` (any numeric namespace) and the AD stages' target programs
 add primitives of their own). `Compiler` subclasses may add node kinds (`compile_extra`).
 
 A `Budget` counts function calls; running out raises `BudgetError`, so no program hangs.
+`ThreadBudget` is the same allowance for a program that runs on several threads at once.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -37,6 +40,53 @@ class Budget:
 
     def exhausted(self) -> BudgetError:
         return BudgetError(f"step budget of {self.limit} function calls exhausted")
+
+    def overdrawn(self) -> None:
+        """Called by a step that took `left` below zero."""
+        raise self.exhausted()
+
+
+class _Allowance:
+    """The steps not yet handed to any thread of a `ThreadBudget`."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.left: float = math.inf if limit is None else limit
+        self.lock = threading.Lock()
+
+    def take(self, n: int) -> float:
+        with self.lock:
+            got = min(n, self.left)
+            self.left -= got
+            return got
+
+
+def thread_budget(limit: int | None) -> ThreadBudget:
+    """A budget of `limit` calls (None: unlimited) shared by every thread that runs the program."""
+    return ThreadBudget(limit, _Allowance(limit))
+
+
+class ThreadBudget(threading.local):
+    """A `Budget` that several threads draw on. Each thread counts down a slice of its own (a
+    counter written by every thread on every call would serialise a free-threaded CPython) and
+    takes its next slice of at most `SLICE` steps from the common allowance when it runs out.
+    The limit is exact up to the unused slices of the other threads."""
+
+    SLICE = 4096
+
+    def __init__(self, limit: int | None, common: _Allowance) -> None:
+        # threading.local runs __init__ again, with these same arguments, in every thread.
+        self.limit = limit
+        self.common = common
+        self.left = 0
+
+    def exhausted(self) -> BudgetError:
+        return BudgetError(f"step budget of {self.limit} function calls exhausted")
+
+    def overdrawn(self) -> None:
+        got = self.common.take(self.SLICE)
+        if not got:
+            raise self.exhausted()
+        self.left += got
 
 
 class _Scope:
@@ -201,7 +251,7 @@ class Compiler:
             def closure(x: Any) -> Any:
                 budget.left -= 1
                 if budget.left < 0:
-                    raise budget.exhausted()
+                    budget.overdrawn()
                 return body([f, x, *pad])
 
             return closure

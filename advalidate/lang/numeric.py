@@ -9,11 +9,16 @@ exp log sqrt tanh atan real lt le gt ge`). The reference domains also
 - record the executed branch path (the outcome of each real comparison) and the smallest relative
   distance of any compared pair from its threshold (`min_margin`): near a threshold the program is
   not differentiable in any useful sense, and oracles must say "inconclusive" there.
+
+`reference_ops(..., per_thread=True)` keeps that bookkeeping per thread, for code that runs on
+several threads at once (the parallel engine): one counter written by every thread would be a
+data race without the GIL, and on a free-threaded CPython its cache line alone serialises them.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import mpmath
@@ -182,10 +187,18 @@ class MpOps(ReferenceOps):
         return super().exp(a)
 
 
-def reference_ops(numeric: str, dps: int = DEFAULT_DPS) -> ReferenceOps:
-    """The reference domain named `numeric` ("float" or "mp")."""
+class ThreadFloatOps(threading.local, FloatOps):
+    """`FloatOps` whose op count, path and margin each thread keeps for itself."""
+
+
+class ThreadMpOps(threading.local, MpOps):
+    """`MpOps` whose op count, path and margin each thread keeps for itself."""
+
+
+def reference_ops(numeric: str, dps: int = DEFAULT_DPS, per_thread: bool = False) -> ReferenceOps:
+    """The reference domain named `numeric` ("float" or "mp"), its bookkeeping per thread if asked."""
     if numeric == "float":
-        return FloatOps()
+        return ThreadFloatOps() if per_thread else FloatOps()
     if numeric == "mp":
-        return MpOps(dps)
+        return ThreadMpOps(dps) if per_thread else MpOps(dps)
     raise ValueError(f"unknown numeric domain {numeric!r}: use 'float' or 'mp'")
