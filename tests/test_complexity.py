@@ -16,24 +16,21 @@ from pathlib import Path
 import pytest
 
 import advalidate as adv
+from advalidate.generators import FAMILIES
 from advalidate.impl.engine import LINEAR_COST_CONSTANT
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.adv"))
 
-# Reads the first element of a wide input k times: every op stages calls (large c, few reads).
-WIDE_SPARSE = adv.parse(
-    r"""\((k, xs) : (Z, [R])) -> case xs of {
-      [] -> 0.0;
-      h :: t -> letrec f (i : Z) (acc : R) : R = if i <= 0 then acc else f (i - 1) (acc * h + h) in f k 0.0
-    }"""
-)
-# Reads every element of a list input: a deep, right-nested cotangent type.
-SUM_SQUARES = adv.parse(r"\(xs : [R]) -> sum (map (\x -> x * x) xs)")
+
+def family(name: str):
+    """n ↦ (program, input) of a program family of `advalidate.generators.FAMILIES`."""
+    fam = FAMILIES[name]
+    return lambda n: (fam.program(n), fam.input(n))
 
 
-def doubling(n: int) -> adv.Program:
-    lets = "".join(f"let x{i} = x{i - 1} + x{i - 1} in " for i in range(1, n + 1))
-    return adv.parse(rf"\(x0 : R) -> {lets}x{n}")
+# A list read k times at its head (problem A); a dot product reads every element of two lists,
+# deep, right-nested cotangent types (B, C); the Fig. 2 doubling chain (sharing).
+wide, deep, chain = family("wide_reread"), family("dot"), family("doubling")
 
 
 def ratio(name: str, prog: adv.Program, x: object) -> float:
@@ -43,24 +40,8 @@ def ratio(name: str, prog: adv.Program, x: object) -> float:
     return s["reverse_cost"] / (s["primal_ops"] + s["input_size"] + s["output_size"])
 
 
-def values(n: int) -> list[float]:
-    return [0.5 + 0.25 * ((i * 7) % 5) / 5 for i in range(n)]
-
-
 def growth(name: str, family, small: int, large: int) -> float:
     return ratio(name, *family(large)) / ratio(name, *family(small))
-
-
-def wide(n: int) -> tuple[adv.Program, object]:
-    return WIDE_SPARSE, (n, values(n))
-
-
-def deep(n: int) -> tuple[adv.Program, object]:
-    return SUM_SQUARES, values(n)
-
-
-def chain(n: int) -> tuple[adv.Program, object]:
-    return doubling(n), 0.5
 
 
 def test_exponential_sharing_naive_then_fixed_by_staging() -> None:
@@ -76,7 +57,8 @@ def test_zero_and_plus_on_large_c_staged_then_fixed_by_cayley() -> None:
 
 
 def test_one_hots_deep_in_c_cayley_then_fixed_by_sparse() -> None:
-    # Updating list element k copies a path of length ~k: cayley's ratio grows like n (16x here).
+    # Updating list element k copies a path of length ~k: cayley's ratio grows like n (16x here,
+    # diluted by the primal's own work).
     assert growth("cayley", deep, 64, 1024) > 4
     # sparse pays a log factor instead: log2(1024) / log2(64) = 1.67.
     assert growth("sparse", deep, 64, 1024) < 1.67

@@ -151,6 +151,26 @@ def _wide_value(n: int, x: Any) -> float:
     return a * m + math.sin(z)
 
 
+WIDE_REREAD = """\\((k, xs) : (Z, [R])) ->
+  case xs of {
+    [] -> 0.0;
+    h :: t -> letrec f (i : Z) (acc : R) : R = if i <= 0 then acc else f (i - 1) (acc * h + h) in f k 0.0
+  }
+"""
+
+
+def _reread_input(n: int, rng: random.Random) -> Any:
+    return (n, [round(rng.uniform(0.5, 0.75), 3) for _ in range(n)])
+
+
+def _reread_value(n: int, x: Any) -> float:
+    k, xs = x
+    acc = 0.0
+    for _ in range(k):
+        acc = acc * xs[0] + xs[0]
+    return acc
+
+
 def _deep(n: int) -> str:
     if n == 1:
         return "\\(p : R) -> p * p\n"
@@ -461,6 +481,17 @@ FAMILIES: dict[str, Family] = {
             _tuple_input,
             _wide_value,
             max_n=150,
+        ),
+        Family(
+            "wide_reread",
+            "A wide input read many times at a shallow place (seed 000 section 6.2, problem A): a list "
+            "of n reals of which only the head is used, n times. Every staged operation's SCall and "
+            "0/+ on the collector c cost size(c) ~ n in section 6, so n^2 in all; the Cayley transform "
+            "(section 7) makes each O(1) (up to map logarithms), the input being shallow.",
+            _S({"lists", "letrec"}),
+            lambda n: WIDE_REREAD,
+            _reread_input,
+            _reread_value,
         ),
         Family(
             "deep_input",

@@ -87,9 +87,6 @@ def make_report(
     ]
     linear = linear_everywhere(cells, names)
     once = once_each(cells, names)
-    from ..generators.families import FAMILIES
-
-    interim = [f.name for f in fams if f.name not in FAMILIES]
     fam_ctx = [_family_context(r, stage_list, peer_list, primal_fit(r).label or "—", plots) for r in results]
     ctx: dict[str, Any] = {
         "version": _version(),
@@ -108,7 +105,6 @@ def make_report(
         "peer_rows": _peer_rows(results, peer_list),
         "time_columns": ["tape", *peer_list],
         "peer_notes": _peer_notes(settings),
-        "interim": interim,
         "budget": f"{settings.cost_budget:,}",
         "tolerance": f"{RATIO_TOLERANCE:.0%}",
         "min_decades": f"{MIN_DECADES:g}",

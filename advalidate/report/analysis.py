@@ -7,7 +7,6 @@ A claim holds when the measured growth class and §3 verdict say what the paper 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -222,49 +221,12 @@ def once_each(cells: dict[tuple[str, str], Cell], families: list[str]) -> list[O
 
 # ---- families --------------------------------------------------------------------------------
 
-# Families the claims need that advalidate.generators.families does not have (yet). Each is used
-# only while FAMILIES lacks its name; the definitions belong in generators/families.py.
-_WIDE_REREAD = r"""\((k, xs) : (Z, [R])) ->
-  case xs of {
-    [] -> 0.0;
-    h :: t -> letrec f (i : Z) (acc : R) : R = if i <= 0 then acc else f (i - 1) (acc * h + h) in f k 0.0
-  }
-"""
-
-
-def _interim_families() -> list[Any]:
-    from ..generators.families import Family
-
-    def wide_input(n: int, rng: random.Random) -> Any:
-        return (n, [round(rng.uniform(0.5, 0.75), 3) for _ in range(n)])
-
-    def wide_value(n: int, x: Any) -> float:
-        k, xs = x
-        acc = 0.0
-        for _ in range(k):
-            acc = acc * xs[0] + xs[0]
-        return acc
-
-    return [
-        Family(
-            "wide_reread",
-            "A wide input read many times at a shallow place (seed 000 §6.2 problem A): a list of n "
-            "reals of which only the head is used, n times. Every staged operation's SCall and "
-            "0/+ on the collector c cost size(c) ~ n in §6, so n² in all; the Cayley transform "
-            "(§7) makes each O(1) (up to map logarithms), the input being shallow.",
-            frozenset({"lists", "letrec"}),
-            lambda n: _WIDE_REREAD,
-            wide_input,
-            wide_value,
-        )
-    ]
-
 
 def report_families(names: Iterable[str] | None = None) -> list[Any]:
-    """The families a report covers: `FAMILIES` in order, plus the interim ones it lacks."""
+    """The families a report covers: `FAMILIES` in order, or the ones named."""
     from ..generators.families import FAMILIES
 
-    fams = list(FAMILIES.values()) + [f for f in _interim_families() if f.name not in FAMILIES]
+    fams = list(FAMILIES.values())
     if names is not None:
         wanted = list(names)
         unknown = [n for n in wanted if n not in {f.name for f in fams}]

@@ -166,7 +166,7 @@ the engine's transformation of the program.{% if peers %} Outside systems ({{ pe
 <section id="method">
 <h2>How this is measured</h2>
 <ul class="note">
-<li>Families: <code>advalidate.generators.families</code>{% if interim %} (plus {{ interim|join(", ") }}, defined in the report until the generators have {{ 'it' if interim|length == 1 else 'them' }}){% endif %}; inputs are the families' seeded inputs, the same on every machine.
+<li>Families: <code>advalidate.generators.families</code>; inputs are the families' seeded inputs, the same on every machine.
 Sizes n = 1, 2, 4, … up to the family's largest n in this mode.</li>
 <li>Each engine runs <code>vjp</code> and one backpropagator call with an all-ones output cotangent.
 Its <code>back.stats</code> give <code>reverse_cost</code>, <code>primal_ops</code> (T), <code>input_size</code> (I), <code>output_size</code> (O)
