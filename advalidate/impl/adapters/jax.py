@@ -11,7 +11,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .common import AdapterEngine, FlatVjp, LibraryOps
 
@@ -40,18 +39,15 @@ class JaxEngine(AdapterEngine):
         return JaxOps()
 
     def vjp_flat(self, fn: Callable[[list], list], reals: list[float]) -> FlatVjp:
-        n = len(reals)
+        # The reals go in and come out as lists of scalars (pytrees), not one vector indexed per
+        # real: an index is an op of its own, and its transpose scatters into a dense vector.
+        def list_fn(xs: list) -> list:
+            return [jnp.asarray(o, dtype=jnp.float64) for o in fn(xs)]
 
-        def vector_fn(v: Any) -> Any:
-            outs = fn([v[i] for i in range(n)])
-            if not outs:
-                return jnp.zeros(0, dtype=jnp.float64)
-            return jnp.stack([jnp.asarray(o, dtype=jnp.float64) for o in outs])
-
-        ys, vjp = jax.vjp(vector_fn, jnp.asarray(np.array(reals, dtype=np.float64)))
+        ys, vjp = jax.vjp(list_fn, [jnp.asarray(r, dtype=jnp.float64) for r in reals])
 
         def back(dy: list[float]) -> list[float]:
-            (g,) = vjp(jnp.asarray(np.array(dy, dtype=np.float64)))
-            return [float(v) for v in np.asarray(g).reshape(-1)]
+            (g,) = vjp([jnp.asarray(d, dtype=jnp.float64) for d in dy])
+            return [float(v) for v in g]
 
-        return [float(v) for v in np.asarray(ys).reshape(-1)], back
+        return [float(v) for v in ys], back
