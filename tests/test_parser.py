@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from advalidate.lang import ast as A
 from advalidate.lang import types as T
-from advalidate.lang.errors import ParseError
+from advalidate.lang.errors import EXCERPT, ParseError
 from advalidate.lang.lexer import tokenize
 from advalidate.lang.parser import MAX_DEPTH, parse_expr, parse_module, parse_type
 
@@ -471,6 +471,17 @@ def test_error_on_later_line_renders_caret():
     e = err(text)
     assert where(e) == (3, 3)
     assert str(e).splitlines()[1:] == ["    * 2", "    ^"]
+
+
+@pytest.mark.parametrize("prefix", [0, 30, 5000, 100_000])
+def test_a_long_line_is_shown_as_a_window_around_the_caret(prefix: int):
+    # One-line programs can be megabytes long; the message shows a bounded excerpt, caret aligned.
+    text = "1 + " * (prefix // 4) + "@ + 2 + 3" + " + 4" * 2000
+    e = err(text)
+    _, shown, caret = str(e).splitlines()
+    assert len(shown) <= 2 + 1 + EXCERPT + 1 and len(caret) <= len(shown)
+    assert shown[caret.index("^")] == "@"
+    assert shown.startswith("  …") == (prefix > EXCERPT) and shown.endswith("…")
 
 
 # ---- nesting limits and hostile input -------------------------------------------------------

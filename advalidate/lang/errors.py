@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .ast import Span
 
+EXCERPT = 120  # characters of the offending line shown, around the caret
+
 
 class AdvError(Exception):
     """Base class of every error advalidate raises on purpose."""
@@ -44,11 +46,17 @@ class SourceError(AdvError):
         if not 1 <= self.span.line <= len(lines):
             return head
         text = lines[self.span.line - 1].expandtabs(1)
+        col = self.span.col - 1
         width = 1
         if self.span.end_line == self.span.line:
             width = max(1, self.span.end_col - self.span.col)
-        width = min(width, max(1, len(text) - self.span.col + 1))
-        return f"{head}\n  {text}\n  {' ' * (self.span.col - 1)}{'^' * width}"
+        # A long line (generated programs, one-line inputs) is shown as a window around the caret.
+        start = 0 if len(text) <= EXCERPT else max(0, min(col - EXCERPT // 2, len(text) - EXCERPT))
+        shown = text[start : start + EXCERPT]
+        lead = "…" if start > 0 else ""
+        tail = "…" if start + EXCERPT < len(text) else ""
+        width = min(width, max(1, len(shown) - (col - start)))
+        return f"{head}\n  {lead}{shown}{tail}\n  {' ' * (len(lead) + col - start)}{'^' * width}"
 
 
 class ParseError(SourceError):
