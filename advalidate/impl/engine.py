@@ -11,6 +11,7 @@ runs the forward pass, and returns the value with a backpropagator `back(dy) -> 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -165,8 +166,13 @@ class Stage:
         return reference_ops(numeric, dps)
 
     def target(self, prog: Program) -> C.CExpr:
-        """The translated program (the paper's D[t] for this stage)."""
-        return self.transformer().program(prog.core)
+        """The translated program (the paper's D[t] for this stage), made once per program: on a
+        small program, translating it again at every `vjp` would cost more than running it."""
+        cache = self.__dict__.setdefault("_targets", weakref.WeakKeyDictionary())
+        out = cache.get(prog)
+        if out is None:
+            out = cache[prog] = self.transformer().program(prog.core)
+        return out
 
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
         """Check the input, make a fresh runtime and compile the translated program against it."""
