@@ -7,14 +7,21 @@ Prints three tables and writes nothing unless `--json FILE` is given:
    rounds in which the engines take turns; forward pass = vjp, reverse pass = back);
 2. measured work and span (deterministic cost units, `back.stats`) of the program families
    with `par`/`parmap`, forward and reverse, and their ratio, the parallelism;
-3. wall-clock time and speedup with 1, 2 and 4 threads on particles (best of R). Under the GIL threads do not
-   run Python code simultaneously, so expect no speedup there; on a free-threaded CPython
-   (3.13t and later) the same script shows the speedup. The header says which one ran.
+3. wall-clock time and speedup with 1, 2 and 4 threads on particles (best of R), with Python's
+   cyclic garbage collector on (what a user gets) and paused during the timed calls (as `timeit`
+   does). Under the GIL threads do not run Python code simultaneously, so expect no speedup there;
+   on a free-threaded CPython (3.13t and later) the same script shows the speedup. The header says
+   which one ran. Use 3.13.13 or later there: earlier ones free and reallocate a frame-stack chunk
+   on every call that crosses a chunk boundary (CPython gh-142183), and the kernel serialises
+   those mmap/munmap calls across threads. The free-threaded collector scans the whole heap at each
+   collection and stops every thread meanwhile, which is why the GC-paused rows are shown too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import platform
 import sys
@@ -100,6 +107,20 @@ def best(engines: list[Any], prog: adv.Program, x: Any, repeat: int, clock: Any 
     return out
 
 
+@contextlib.contextmanager
+def gc_paused(pause: bool) -> Any:
+    """Pause the cyclic garbage collector for the block (as `timeit` does), if `pause`."""
+    was = gc.isenabled()
+    if pause:
+        gc.collect()
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def gil_state() -> str:
     check = getattr(sys, "_is_gil_enabled", None)
     if check is None:
@@ -164,16 +185,20 @@ def main(argv: list[str] | None = None) -> int:
 
     # 3. Wall-clock speedup with 1, 2, 4 threads.
     rows, out["speedup"] = [], []
-    for k in (4, 8):
-        prog, x = particles(k, steps)
-        times = best([ParallelStage(threads=t) for t in (1, 2, 4)], prog, x, repeat)
-        base = times[0]
-        for threads, (f, r) in zip((1, 2, 4), times):
-            out["speedup"].append({"k": k, "threads": threads, "forward": f, "reverse": r})
-            rows.append([f"particles k={k}", threads, f"{f * 1e3:.1f}", f"{r * 1e3:.1f}",
-                         f"{base[0] / f:.2f}x", f"{base[1] / r:.2f}x", f"{sum(base) / (f + r):.2f}x"])  # fmt: skip
+    for pause in (False, True):
+        for k in (4, 8):
+            prog, x = particles(k, steps)
+            with gc_paused(pause):
+                times = best([ParallelStage(threads=t) for t in (1, 2, 4)], prog, x, repeat)
+            base = times[0]
+            for threads, (f, r) in zip((1, 2, 4), times):
+                gc_mode = "paused" if pause else "on"
+                out["speedup"].append({"k": k, "gc": gc_mode, "threads": threads, "forward": f, "reverse": r})
+                rows.append([f"particles k={k}", gc_mode, threads, f"{f * 1e3:.1f}", f"{r * 1e3:.1f}",
+                             f"{base[0] / f:.2f}x", f"{base[1] / r:.2f}x", f"{sum(base) / (f + r):.2f}x"])  # fmt: skip
     print(f"3. Wall clock with 1, 2, 4 threads ({out['gil']}; ms, best of {repeat})")
-    print(table(rows, ["program", "threads", "forward", "reverse", "fwd speedup", "rev speedup", "total speedup"]))
+    head = ["program", "GC", "threads", "forward", "reverse", "fwd speedup", "rev speedup", "total speedup"]
+    print(table(rows, head))
     if "free-threaded" not in out["gil"]:
         print("   (threads share the GIL here, so no speedup is expected; run on a free-threaded CPython to see it)")
     if args.json:
