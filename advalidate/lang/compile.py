@@ -79,8 +79,7 @@ class ThreadBudget(threading.local):
         self.common = common
         self.left = 0
 
-    def exhausted(self) -> BudgetError:
-        return BudgetError(f"step budget of {self.limit} function calls exhausted")
+    exhausted = Budget.exhausted
 
     def overdrawn(self) -> None:
         got = self.common.take(self.SLICE)
