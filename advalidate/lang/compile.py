@@ -296,6 +296,10 @@ class Compiler:
         except KeyError:
             raise NotImplementedError(f"{type(self).__name__}: no primitive `{e.op}`") from None
         args = [self.expr(a, s) for a in e.args]
+        # Fixed arities up to 4 (a tape entry of a binary operation has four arguments) spare the
+        # argument list of the general case.
+        if not args:
+            return lambda f: fn()
         if len(args) == 1:
             (a,) = args
             return lambda f: fn(a(f))
@@ -305,6 +309,9 @@ class Compiler:
         if len(args) == 3:
             a, b, c = args
             return lambda f: fn(a(f), b(f), c(f))
+        if len(args) == 4:
+            a, b, c, d = args
+            return lambda f: fn(a(f), b(f), c(f), d(f))
         return lambda f: fn(*[a(f) for a in args])
 
 
