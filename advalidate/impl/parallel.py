@@ -420,7 +420,7 @@ class ParallelRuntime(TapeRuntime):
         self.inputs = len(self.main.tape)
         return out
 
-    def primal(self, y: Any, ty: Type) -> Any:
+    def seal(self) -> None:
         """The end of the forward pass: number the jobs and measure the forward work and span."""
         self.terminal = self.local.job
         self._number()
@@ -446,7 +446,6 @@ class ParallelRuntime(TapeRuntime):
             "forward_span": acc[self.terminal.num],
             "jobs": len(self.jobs),
         }
-        return super().primal(y, ty)
 
     def _number(self) -> None:
         """Canonical job numbers: depth-first, each task a contiguous range (see the module doc)."""

@@ -53,15 +53,23 @@ class TapeRuntime(StageRuntime):
 
     def record(self, *contrib: Any) -> int:
         """Append a tape entry (alternating partial, target ID) and return its ID."""
-        self.entries.append(contrib)
-        self.calls.append(0)
-        self.created += 1
-        return self.created - 1
+        entries = self.entries
+        entries.append(contrib)
+        return len(entries) - 1
 
     def interleave(self, x: Any, ty: Type) -> Any:
         out = interleave(x, ty, lambda r: (r, self.record()))
-        self.inputs = self.created
+        self.inputs = len(self.entries)
         return out
+
+    def primal(self, y: Any, ty: Type) -> Any:
+        self.seal()
+        return super().primal(y, ty)
+
+    def seal(self) -> None:
+        """The forward pass has ended: count the tape and give every entry its call counter."""
+        self.created = len(self.entries)
+        self.calls = [0] * self.created
 
     def reverse(self, y: Any, dy: Any, x: Any, din: Type, dout: Type) -> Any:
         entries, calls = self.entries, self.calls
