@@ -198,7 +198,8 @@ def test_same_program_in_another_process() -> None:
         "from tests.test_generators import _fingerprint as f; "
         "print(','.join(f(s, z) for s, z in [(0, None), (3, 40), (99, 120)]))"
     )
-    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": path}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     here = ",".join(_fingerprint(s, z) for s, z in [(0, None), (3, 40), (99, 120)])
     assert out.stdout.strip() == here
