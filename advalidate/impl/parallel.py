@@ -11,7 +11,8 @@ job's tape entries. The input reals are taped in the main job (job 0, Errata E10
 is stored packed in one integer, `job.origin + seq` with `origin = key · 2^40` for a key unique
 to the job: a tape entry then holds only floats and integers, which Python's cyclic garbage
 collector stops tracking, as it does for `tape`'s entries (a tuple holding the job itself would
-stay tracked, and each collection would walk the whole tape: 1.2–2× the time of `tape` on long runs).
+stay tracked, and each collection would walk the whole tape: about 1.2× the time of `tape` on
+particles with 1,000 steps).
 
 Job IDs. The paper draws job IDs from an atomic counter, so which job gets which number depends
 on the scheduling. Here the job *is* its record (object identity is unique by construction); its
@@ -45,7 +46,7 @@ runs unchanged on a free-threaded CPython. There, a counter that every thread wr
 call would serialise them (its cache line moves between the cores at each write), so without the
 GIL the domain's bookkeeping and the call budget are kept per thread (`FREE_THREADED`). With the
 GIL only one thread runs at a time anyway, and a `threading.local` counter would only cost time
-(updating one is about 3× slower), so there they stay shared.
+(updating one takes about 4× as long), so there they stay shared.
 
 Cost model (the units of `tape`'s `reverse_cost`):
     forward cost of a job = 1 (its JobDescr) + n (tape entries written) + e (contributions written)
