@@ -15,8 +15,9 @@ stay tracked, and each collection would walk the whole tape: about 1.2× the tim
 particles with 1,000 steps).
 
 Job IDs. The paper draws job IDs from an atomic counter, so which job gets which number depends
-on the scheduling. Here the job *is* its record (object identity is unique by construction); its
-number is assigned when the forward pass ends, canonically: depth-first over the job graph, so that
+on the scheduling. Here that counter only gives each job its key (the packing of its IDs, never
+shown and never used for ordering); its number is assigned when the forward pass ends,
+canonically: depth-first over the job graph, so that
 every task (a job chain with all its nested subtasks) occupies a contiguous range of numbers, the
 forking job before its subtasks before the joining job. The §10.5 example numbers α = 0, β = 1,
 γ = 2, δ = 3. IDs, stats and gradients are therefore the same on every run.
