@@ -7,12 +7,13 @@ message naming file, line and column; it never produces a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .lang.errors import AdvError, EvalError, SourceError
+from .lang.errors import AdvError, EvalError, SourceError, ValueParseError
 from .lang.program import Program, evaluate, parse
 from .lang.values import parse_value, show_value
 
@@ -31,9 +32,33 @@ def load_program(path: str) -> Program:
     return parse(text, filename=path)
 
 
+INPUT_LINE = "-- input:"
+
+
+def program_input(prog: Program, given: str | None, path: str) -> object:
+    """The value of `--input`, else of the program file's `-- input: VALUE` line."""
+    if given is not None:
+        return parse_value(given, prog.input_type, filename="--input")
+    source = prog.source or ""
+    for n, line in enumerate(source.splitlines(), 1):
+        if line.startswith(INPUT_LINE):
+            text = line[len(INPUT_LINE) :]
+            shift = len(INPUT_LINE) + len(text) - len(text.lstrip())
+            try:
+                return parse_value(text.strip(), prog.input_type, filename=path)
+            except ValueParseError as err:  # located in the value: move it to its place in the file
+                if err.span is None or err.span.end_line != 1:
+                    raise
+                span = dataclasses.replace(
+                    err.span, line=n, end_line=n, col=err.span.col + shift, end_col=err.span.end_col + shift
+                )
+                raise ValueParseError(err.message, span, source) from None
+    raise UsageError(f"{path}: no input: give --input VALUE or add a line '{INPUT_LINE} VALUE' to the file")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     prog = load_program(args.file)
-    x = parse_value(args.input, prog.input_type, filename="--input")
+    x = program_input(prog, args.input, args.file)
     print(show_value(evaluate(prog, x, numeric=args.numeric)))
     return EXIT_OK
 
@@ -42,7 +67,7 @@ def _cmd_grad(args: argparse.Namespace) -> int:
     from .impl import engine
 
     prog = load_program(args.file)
-    x = parse_value(args.input, prog.input_type, filename="--input")
+    x = program_input(prog, args.input, args.file)
     eng = engine(args.engine)
     y, back = eng.vjp(prog, x, numeric=args.numeric)
     dy = parse_value(args.cotangent, prog.output_type, filename="--cotangent") if args.cotangent else _ones(y)
@@ -88,12 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="evaluate a program at an input and print its value")
     run.add_argument("file", metavar="FILE.adv")
-    run.add_argument("--input", required=True, metavar="VALUE", help="input value, e.g. '(12.0, 13.0)'")
+    input_help = "input value, e.g. '(12.0, 13.0)' (default: the file's '-- input: VALUE' line)"
+    run.add_argument("--input", metavar="VALUE", help=input_help)
     run.add_argument("--numeric", choices=("float", "mp"), default="float")
     run.set_defaults(handler=_cmd_run)
     grad = sub.add_parser("grad", help="print the gradient of a program at an input (reverse mode)")
     grad.add_argument("file", metavar="FILE.adv")
-    grad.add_argument("--input", required=True, metavar="VALUE")
+    grad.add_argument("--input", metavar="VALUE", help=input_help)
     grad.add_argument("--engine", default="tape", help="engine name or module:attr (default: tape)")
     grad.add_argument("--numeric", choices=("float", "mp"), default="float")
     grad.add_argument("--cotangent", metavar="VALUE", help="output cotangent (default: all ones)")

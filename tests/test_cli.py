@@ -159,10 +159,26 @@ def test_domain_error_at_run_time(tmp_path, capsys):
     assert code == 2 and one_message(err) == ["advalidate: evaluation failed: division by zero"]
 
 
+def test_input_from_the_files_input_line(tmp_path, capsys):
+    # Without --input, the file's `-- input: VALUE` line is the input (fig1.adv: (12.0, 13.0)).
+    assert run(capsys, FIG1) == (0, "300.0\n", "")
+    assert main(["grad", FIG1]) == 0 and capsys.readouterr().out == "(37.0, 12.0)\n"
+    path = write(tmp_path, "\\(x : R) -> x * x\n")
+    code, out, err = run(capsys, path)
+    assert (code, out) == (2, "")
+    hint = "give --input VALUE or add a line '-- input: VALUE' to the file"
+    assert one_message(err) == [f"advalidate: {path}: no input: {hint}"]
+    path = write(tmp_path, "\\(x : R) -> x * x\n-- input:   [1.0]\n", "bad.adv")
+    code, out, err = run(capsys, path)
+    assert (code, out) == (2, "")
+    assert one_message(err) == [
+        f"{path}:2:13: bad value: expected a real number (type R), found a list",
+        "  -- input:   [1.0]",
+        "              ^^^^^",
+    ]
+
+
 def test_usage_errors(capsys):
-    assert main(["run", FIG1]) == 2  # --input is required
-    _, err = capsys.readouterr()
-    assert "usage:" in err and "--input" in err
     assert main(["run", FIG1, "--input", "(1.0, 2.0)", "--numeric", "double"]) == 2
     _, err = capsys.readouterr()
     assert "invalid choice: 'double'" in err
