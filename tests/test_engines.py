@@ -171,7 +171,7 @@ _entry = st.lists(st.tuples(st.floats(allow_nan=False, width=64), st.integers(0,
 
 @given(st.integers(0, 700).flatmap(lambda n: st.lists(_entry, min_size=n, max_size=n)), st.integers(0, 2**50),
        st.sampled_from(["float", "mp"]))  # fmt: skip
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_flat_tape_returns_every_entry_as_recorded(entries: list[tuple], origin: int, numeric: str) -> None:
     # Entries move from the buffer into the arrays every FLUSH entries and at the end; IDs count on.
     tape = FlatTape(numeric, origin)
