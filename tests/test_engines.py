@@ -10,11 +10,8 @@ from pathlib import Path
 
 import mpmath
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import advalidate as adv
-from advalidate.impl.tape import FlatTape
 from advalidate.lang.errors import BudgetError
 
 REVERSE = ["naive", "staged", "cayley", "sparse", "mutable", "tape"]
@@ -160,27 +157,3 @@ def test_show_prints_each_stage_with_its_primitives() -> None:
 def test_engine_names_follow_the_paper() -> None:
     assert adv.engine_names()[:6] == REVERSE
     assert "forward" in adv.engine_names()
-
-
-# ---- the flat tape of the tape and parallel stages -----------------------------------------------
-
-_entry = st.lists(st.tuples(st.floats(allow_nan=False, width=64), st.integers(0, 2**62)), max_size=3).map(
-    lambda pairs: tuple(v for pair in pairs for v in pair)
-)
-
-
-@given(st.integers(0, 700).flatmap(lambda n: st.lists(_entry, min_size=n, max_size=n)), st.integers(0, 2**50),
-       st.sampled_from(["float", "mp"]))  # fmt: skip
-@settings(max_examples=60, deadline=None)
-def test_flat_tape_returns_every_entry_as_recorded(entries: list[tuple], origin: int, numeric: str) -> None:
-    # Entries move from the buffer into the arrays every FLUSH entries and at the end; IDs count on.
-    tape = FlatTape(numeric, origin)
-    for i, entry in enumerate(entries):
-        assert tape.start + len(tape.buf) == origin + i
-        tape.buf.append(entry)
-        if len(tape.buf) >= FlatTape.FLUSH:
-            tape.flush()
-        assert len(tape) == i + 1
-    tape.flush()
-    assert [tape.entry(i) for i in range(len(tape))] == entries
-    assert len(tape.ids) == sum(len(e) for e in entries) // 2 and tape.empty == entries.count(())
