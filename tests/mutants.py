@@ -158,20 +158,19 @@ class OverwriteTapeRuntime(TapeRuntime):
     def reverse(self, y: Any, dy: Any, x: Any, din: Any, dout: Any) -> Any:
         from advalidate.impl.wrapper import deinterleave
 
-        parts, ids, ends = self.tape.parts, self.tape.ids, self.tape.ends
-        n = len(self.tape)
-        adj = [self.zero] * n
+        entries = self.entries
+        adj = [self.zero] * len(entries)
 
         def seed(dual: Any, z: Any) -> None:
             adj[dual[1]] += z
 
         deinterleave(y, dy, dout, seed)
-        for j in range(n - 1, -1, -1):
+        for j in range(len(entries) - 1, -1, -1):
             self.calls[j] += 1
-            a = adj[j]
-            for k in range(ends[j], ends[j + 1]):
-                adj[ids[k]] = parts[k] * a  # bug: the adjoint is overwritten
-        self.cost.n += 2 * n + self.inputs
+            contrib, a = entries[j], adj[j]
+            for k in range(0, len(contrib), 2):
+                adj[contrib[k + 1]] = contrib[k] * a  # bug: the adjoint is overwritten
+        self.cost.n += 2 * len(entries) + self.inputs
         keys = iter(range(self.inputs))
         return interleave(x, din, lambda _r: adj[next(keys)])
 
@@ -266,18 +265,13 @@ class OnesTape(TapeStage):
 
 
 class AliasTapeRuntime(TapeRuntime):
-    def _recorder(self) -> Any:
-        record = super()._recorder()
-
-        def aliasing(*contrib: Any) -> int:
-            # bug: contributions keyed by their target, so `x * x` keeps only one of its two partials
-            by_target = {contrib[k + 1]: contrib[k] for k in range(0, len(contrib), 2)}
-            flat: list[Any] = []
-            for target, partial in by_target.items():
-                flat += [partial, target]
-            return record(*flat)
-
-        return aliasing
+    def record(self, *contrib: Any) -> int:
+        # bug: contributions keyed by their target, so `x * x` keeps only one of its two partials
+        by_target = {contrib[k + 1]: contrib[k] for k in range(0, len(contrib), 2)}
+        flat: list[Any] = []
+        for target, partial in by_target.items():
+            flat += [partial, target]
+        return super().record(*flat)
 
 
 class AliasTape(TapeStage):

@@ -119,10 +119,10 @@ def test_compound_ids_restart_in_every_job() -> None:
     assert [(j.num, len(j.tape)) for j in rt.jobs] == [(0, 2), (1, 1), (2, 1), (3, 1)]
     # The contributions of β and γ point at the inputs (0, 0) and (0, 1) of the main job.
     beta, gamma = rt.jobs[1], rt.jobs[2]
-    assert rt.compound(beta.tape.entry(0)[1]) == (0, 0)
-    assert rt.compound(gamma.tape.entry(0)[1]) == (0, 1)
+    assert rt.compound(beta.tape[0][1]) == (0, 0)
+    assert rt.compound(gamma.tape[0][1]) == (0, 1)
     delta = rt.jobs[3]
-    assert [rt.compound(delta.tape.entry(0)[k]) for k in (1, 3)] == [(1, 0), (2, 0)]
+    assert [rt.compound(delta.tape[0][k]) for k in (1, 3)] == [(1, 0), (2, 0)]
 
 
 def test_parmap_is_a_k_ary_fork() -> None:

@@ -82,7 +82,7 @@ from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program
 from ..lang.types import Type
 from .engine import Back
-from .tape import FlatTape, TapeRuntime, TapeStage
+from .tape import EMPTY, TapeRuntime, TapeStage
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 
@@ -129,10 +129,10 @@ class Job:
 
     __slots__ = ("tape", "history", "origin", "num", "base", "ops", "lo", "hi")
 
-    def __init__(self, history: Start | Fork, key: int, numeric: str) -> None:
-        self.origin = key << SEQ_BITS
-        self.tape = FlatTape(numeric, self.origin)
+    def __init__(self, history: Start | Fork, key: int) -> None:
+        self.tape: list[tuple] = []
         self.history = history
+        self.origin = key << SEQ_BITS
         self.num = -1
         self.base = 0  # offset of this job's entries in the flat `calls` list
         self.ops = 0  # comparisons and `real n` evaluated in this job (see ParallelRuntime.primal)
@@ -321,37 +321,35 @@ class ParallelRuntime(TapeRuntime):
     """The §10.3 tape, one per job, with fork-join jobs (§12.3) and the parallel SResolve (Fig. 15)."""
 
     def __init__(self, numeric: str, ops: Any, threads: int, chaos: Chaos | None) -> None:
+        super().__init__(numeric, ops)
         self.pool = pool(threads)
         self.chaos = chaos
         self.local = threading.local()  # `.job`: the job the current thread is running
         self.by_key: list[Job] = []  # every job, at the index of its key
         self._keys = threading.Lock()
-        super().__init__(numeric, ops)  # takes the `tape` primitive from self._recorder()
         self.main = self.new_job(START)
-        self.tape = self.main.tape  # the inputs' tape
         self.terminal = self.main
         self.jobs: list[Job] = []
         self.forward_stats: dict[str, int] = {}
         self.reverse_stats: dict[str, int] = {}
+        self.record = self._recorder()  # the `tape` primitive (shadows TapeRuntime.record)
 
     def new_job(self, history: Start | Fork) -> Job:
         """A job with a fresh key (keys are internal: the numbering of `_number` is canonical)."""
         with self._keys:
-            job = Job(history, len(self.by_key), self.numeric)
+            job = Job(history, len(self.by_key))
             self.by_key.append(job)
         return job
 
     def _recorder(self) -> Callable[..., int]:
-        local, chaos, flush_at = self.local, self.chaos, FlatTape.FLUSH
+        local, chaos = self.local, self.chaos
 
         def record(*contrib: Any) -> int:
             """Append a tape entry to the current job; its compound ID (job, seq), packed."""
-            tape = local.job.tape
-            buf = tape.buf
-            cid = tape.start + len(buf)
-            buf.append(contrib)
-            if len(buf) >= flush_at:
-                tape.flush()
+            job = local.job
+            tape = job.tape
+            cid = job.origin + len(tape)
+            tape.append(contrib)
             return cid
 
         if chaos is None:
@@ -432,11 +430,10 @@ class ParallelRuntime(TapeRuntime):
         acc = [0] * len(self.jobs)
         created = 0
         for job in self.jobs:
-            job.tape.flush()
             job.base = created
             n = len(job.tape)
             created += n
-            cost = 1 + n + len(job.tape.ids)
+            cost = 1 + n + (sum(map(len, job.tape)) >> 1)
             work += cost
             acc[job.num] = cost + _joined(job, acc)
         self.created = created
@@ -444,7 +441,7 @@ class ParallelRuntime(TapeRuntime):
         # primal_ops as the reference domain counts them, but per job, so exact under any scheduling
         # (a shared counter loses increments on a free-threaded CPython): every taped primitive
         # (the entries with contributions), literals, comparisons and `real n`.
-        ops = sum(len(j.tape) - j.tape.empty + j.ops for j in self.jobs)
+        ops = sum(len(j.tape) - j.tape.count(EMPTY) + j.ops for j in self.jobs)
         self.forward_stats = {
             "primal_ops": ops,
             "forward_work": work,
@@ -554,32 +551,32 @@ class ParallelRuntime(TapeRuntime):
     def _resolve_job(self, job: Job, lo: int, hi: int, buf: dict, adjs: list, rcost: list) -> None:
         """resolveJob: the job's tape from its highest seq ID down (the loop of Fig. 10)."""
         zero = self.zero
-        parts, ids, ends = job.tape.parts, job.tape.ids, job.tape.ends
-        n = len(ends) - 1
+        tape = job.tape
+        n = len(tape)
         adj = adjs[job.num]
         if adj is None:
             adj = adjs[job.num] = [zero] * n
         calls, base, origin, by_key = self.calls, job.base, job.origin, self.by_key
         for i in range(n - 1, -1, -1):
             calls[base + i] += 1
-            first, end = ends[i], ends[i + 1]
-            if first != end:
+            contrib = tape[i]
+            if contrib:
                 a = adj[i]
-                for k in range(first, end):
-                    cid = ids[k]
+                pairs = iter(contrib)
+                for p, cid in zip(pairs, pairs):
                     ti = cid - origin
                     if 0 <= ti < n:
-                        adj[ti] += parts[k] * a
+                        adj[ti] += p * a
                         continue
                     tj = by_key[cid >> SEQ_BITS]
                     if lo <= tj.num < hi:
                         arr = adjs[tj.num]
                         if arr is None:
                             arr = adjs[tj.num] = [zero] * len(tj.tape)
-                        arr[cid & SEQ_MASK] += parts[k] * a
+                        arr[cid & SEQ_MASK] += p * a
                     else:
-                        buf[cid] = buf.get(cid, zero) + parts[k] * a
-        edges = len(ids)
+                        buf[cid] = buf.get(cid, zero) + p * a
+        edges = sum(map(len, tape)) >> 1
         rcost[job.num] = 1 + 2 * n + edges
 
 

@@ -9,8 +9,7 @@ to a tape indexed by ID:
     D[op(x1..xn)] = (op(x1..xn), tape(∂1 op(x)(1), i1, ..., ∂n op(x)(1), in))
 The reverse pass allocates the adjoint array, stages the output cotangents at the output IDs,
 and walks the tape from the highest ID down, adding `a · adj[j]` into `adj[i]` for each recorded
-(a, i). The gradient is the adjoints of the input IDs 0..I-1. The tape itself is a `FlatTape`:
-the partials and target IDs in two flat arrays, and each entry's range in a third.
+(a, i). The gradient is the adjoints of the input IDs 0..I-1.
 
 Cost model (`reverse_cost`): allocation costs the tape length; each tape entry visited costs 1 and
 each recorded contribution 1; rebuilding the gradient costs I. Linear, as in §9.
@@ -18,10 +17,6 @@ each recorded contribution 1; rebuilding the gradient costs I. Linear, as in §9
 
 from __future__ import annotations
 
-import operator
-from array import array
-from collections.abc import Callable
-from itertools import accumulate, chain, repeat
 from typing import Any
 
 from ..lang import core as C
@@ -32,52 +27,6 @@ from .transform import Transformer
 from .wrapper import deinterleave, interleave
 
 EMPTY: tuple = ()
-
-
-class FlatTape:
-    """A §10.3 tape in flat arrays: entry i contributes `parts[k] · adjoint` to the ID `ids[k]`
-    for k in `ends[i] .. ends[i+1] - 1`.
-
-    Entries arrive as tuples `(partial, ID, partial, ID, ...)` in a short buffer and move into
-    the arrays every `FLUSH` entries. A long tape is then a few arrays instead of one tuple per
-    entry: Python's cyclic GC has nothing to walk in it, where it would visit every tuple at each
-    full collection, and a free-threaded CPython's collector makes every collection a full one
-    (and stops all threads meanwhile). It also takes a third of the memory.
-    """
-
-    FLUSH = 256
-    __slots__ = ("buf", "parts", "ids", "ends", "empty", "start")
-
-    def __init__(self, numeric: str, origin: int = 0) -> None:
-        self.buf: list[tuple] = []
-        self.parts: Any = array("d") if numeric == "float" else []  # mpmath numbers stay objects
-        self.ids = array("q")
-        self.ends = array("q", [0])
-        self.empty = 0  # entries without contributions (inputs and literals)
-        self.start = origin  # the ID of buf[0]
-
-    def flush(self) -> None:
-        buf = self.buf
-        flat = list(chain.from_iterable(buf))
-        self.parts.extend(flat[0::2])
-        self.ids.extend(flat[1::2])
-        ends = accumulate(map(len, buf), initial=2 * self.ends[-1])
-        next(ends)
-        self.ends.extend(map(operator.rshift, ends, repeat(1)))
-        self.empty += buf.count(EMPTY)
-        self.start += len(buf)
-        buf.clear()
-
-    def __len__(self) -> int:
-        return len(self.ends) - 1 + len(self.buf)
-
-    def entry(self, i: int) -> tuple:
-        """Entry i as the tuple it was recorded as (for inspection)."""
-        flushed = len(self.ends) - 1
-        if i >= flushed:
-            return self.buf[i - flushed]
-        lo, hi = self.ends[i], self.ends[i + 1]
-        return tuple(chain.from_iterable(zip(self.parts[lo:hi], self.ids[lo:hi])))
 
 
 class TapeRules:
@@ -97,29 +46,20 @@ class TapeRuntime(StageRuntime):
 
     def __init__(self, numeric: str, ops: Any) -> None:
         super().__init__(numeric, ops)
-        self.tape = FlatTape(numeric)
-        self.record = self._recorder()  # the `tape` primitive
+        self.entries: list[tuple] = []
 
     def stage_prims(self) -> dict:
         return {"tape": self.record}
 
-    def _recorder(self) -> Callable[..., int]:
-        tape, flush_at = self.tape, FlatTape.FLUSH
-        buf = tape.buf
-
-        def record(*contrib: Any) -> int:
-            """Append a tape entry (alternating partial, target ID) and return its ID."""
-            i = tape.start + len(buf)
-            buf.append(contrib)
-            if len(buf) >= flush_at:
-                tape.flush()
-            return i
-
-        return record
+    def record(self, *contrib: Any) -> int:
+        """Append a tape entry (alternating partial, target ID) and return its ID."""
+        entries = self.entries
+        entries.append(contrib)
+        return len(entries) - 1
 
     def interleave(self, x: Any, ty: Type) -> Any:
         out = interleave(x, ty, lambda r: (r, self.record()))
-        self.inputs = len(self.tape)
+        self.inputs = len(self.entries)
         return out
 
     def primal(self, y: Any, ty: Type) -> Any:
@@ -128,27 +68,29 @@ class TapeRuntime(StageRuntime):
 
     def seal(self) -> None:
         """The forward pass has ended: count the tape and give every entry its call counter."""
-        self.tape.flush()
-        self.created = len(self.tape)
+        self.created = len(self.entries)
         self.calls = [0] * self.created
 
     def reverse(self, y: Any, dy: Any, x: Any, din: Type, dout: Type) -> Any:
-        parts, ids, ends, calls = self.tape.parts, self.tape.ids, self.tape.ends, self.calls
-        n = len(ends) - 1
+        entries, calls = self.entries, self.calls
+        n = len(entries)
         adj = [self.zero] * n
+        cost = n
 
         def seed(dual: Any, z: Any) -> None:
             adj[dual[1]] += z
 
         deinterleave(y, dy, dout, seed)
         for j in range(n - 1, -1, -1):
+            contrib = entries[j]
             calls[j] += 1
-            first, end = ends[j], ends[j + 1]
-            if first != end:
+            cost += 1
+            if contrib:
                 a = adj[j]
-                for k in range(first, end):
-                    adj[ids[k]] += parts[k] * a
-        self.cost.n += 2 * n + len(ids) + self.inputs
+                for k in range(0, len(contrib), 2):
+                    adj[contrib[k + 1]] += contrib[k] * a
+                cost += len(contrib) >> 1
+        self.cost.n += cost + self.inputs
         keys = iter(range(self.inputs))
         return interleave(x, din, lambda _r: adj[next(keys)])
 
