@@ -11,6 +11,7 @@ runs the forward pass, and returns the value with a backpropagator `back(dy) -> 
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -211,7 +212,7 @@ class Stage:
             stats.update(
                 reverse_cost=rt.cost.n - before,
                 backprops_created=rt.created,
-                backprop_calls_max=max((a - b for a, b in zip(rt.calls, calls_before, strict=False)), default=0),
+                backprop_calls_max=max(map(operator.sub, rt.calls, calls_before), default=0),
             )
             return dx
 
