@@ -7,8 +7,8 @@ rotate_vec_by_quat, neural, particles) at the paper's sizes, this times
   - the primal: the program run by the fastest plain-float path, `to_python` with an ops namespace of
     bare built-ins (`advalidate.report.plainops`), compiled once;
   - the gradient with every engine: `vjp` plus one backpropagator call per output real (the full
-    Jacobian: three calls for rotate_vec_by_quat, as in the paper), including the engine's
-    transformation and compilation of the program, which every `vjp` call does;
+    Jacobian: three calls for rotate_vec_by_quat, as in the paper), including the compilation of
+    the translated program, which every `vjp` call does (the translation is made once per program);
   - the same through the adapters of the outside AD systems that are installed (autograd, JAX,
     PyTorch), within an input-size limit where an adapter is known to be slow.
 All are measured in one run on the evaluation thread (no thread hand-over is timed), interleaved
