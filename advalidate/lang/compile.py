@@ -113,6 +113,15 @@ class _Scope:
         raise KeyError(f"unbound variable {name} in core program")
 
 
+def _local_slot(e: C.CExpr, s: _Scope) -> int | None:
+    """The slot of `e` in the current frame when `e` is a variable bound there, else None."""
+    if isinstance(e, C.Var):
+        depth, slot = s.lookup(e.name)
+        if depth == 0:
+            return slot
+    return None
+
+
 def _access(depth: int, slot: int) -> Code:
     if depth == 0:
         return lambda f: f[slot]
@@ -173,9 +182,15 @@ class Compiler:
         if isinstance(e, (C.PairC, C.ParC)):
             return self.pair(e, s)
         if isinstance(e, C.Fst):
+            i = _local_slot(e.arg, s)
+            if i is not None:
+                return lambda f: f[i][0]
             a = self.expr(e.arg, s)
             return lambda f: a(f)[0]
         if isinstance(e, C.Snd):
+            i = _local_slot(e.arg, s)
+            if i is not None:
+                return lambda f: f[i][1]
             a = self.expr(e.arg, s)
             return lambda f: a(f)[1]
         if isinstance(e, C.Inl):
@@ -229,14 +244,22 @@ class Compiler:
 
     def constant(self, e: C.Const) -> Code:
         """A real literal calls `const` each time it is evaluated: it is one of the program's
-        operations (counted in `primal_ops`), and an ops namespace sees every real it makes."""
+        operations (counted in `primal_ops`), and an ops namespace sees every real it makes.
+        A literal of the derivative arithmetic (`deriv`: 1.0 in a tape entry, say) is no operation
+        of the program: it is converted once (exactly: every float is a dyadic rational)."""
         v = e.value
         if isinstance(v, float):
-            const = self.prims["dconst" if e.deriv else "const"]
+            if e.deriv:
+                c = self.prims["dconst"](v)
+                return lambda f: c
+            const = self.prims["const"]
             return lambda f: const(v)
         return lambda f: v
 
     def pair(self, e: C.PairC | C.ParC, s: _Scope) -> Code:
+        i, j = _local_slot(e.left, s), _local_slot(e.right, s)
+        if i is not None and j is not None:
+            return lambda f: (f[i], f[j])
         a, b = self.expr(e.left, s), self.expr(e.right, s)
         return lambda f: (a(f), b(f))
 
@@ -295,6 +318,19 @@ class Compiler:
             fn = self.prims[e.op]
         except KeyError:
             raise NotImplementedError(f"{type(self).__name__}: no primitive `{e.op}`") from None
+        slots = [_local_slot(a, s) for a in e.args]
+        if e.args and None not in slots:
+            # Every argument a variable of this frame (the let-bound names of the AD translations):
+            # read the slots directly.
+            if len(slots) == 1:
+                (i,) = slots
+                return lambda f: fn(f[i])
+            if len(slots) == 2:
+                i, j = slots
+                return lambda f: fn(f[i], f[j])
+            if len(slots) == 4:
+                i, j, k, m = slots
+                return lambda f: fn(f[i], f[j], f[k], f[m])
         args = [self.expr(a, s) for a in e.args]
         # Fixed arities up to 4 (a tape entry of a binary operation has four arguments) spare the
         # argument list of the general case.
