@@ -82,7 +82,7 @@ from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program
 from ..lang.types import Type
 from .engine import Back
-from .tape import EMPTY, TapeRuntime, TapeStage
+from .tape import TapeRuntime, TapeStage
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 
@@ -135,7 +135,7 @@ class Job:
         self.origin = key << SEQ_BITS
         self.num = -1
         self.base = 0  # offset of this job's entries in the flat `calls` list
-        self.ops = 0  # comparisons and `real n` evaluated in this job (see ParallelRuntime.primal)
+        self.ops = 0  # real comparisons evaluated in this job (see ParallelRuntime.seal)
         self.lo = self.hi = 0
 
     def __repr__(self) -> str:
@@ -367,19 +367,19 @@ class ParallelRuntime(TapeRuntime):
     def stage_prims(self) -> dict:
         local = self.local
 
-        def counted(fn: Callable[..., Any]) -> Callable[..., Any]:
-            def op(*args: Any) -> Any:
+        def counted(fn: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+            def compare(a: Any, b: Any) -> bool:
                 local.job.ops += 1
-                return fn(*args)
+                return fn(a, b)
 
-            return op
+            return compare
 
         prims = {
             "tape": self.record,
             "fork": lambda left, right: tuple(self.fork([left, right])),
             "parmap": lambda f, xs: list_to_cells(self.fork([_apply(f, x) for x in cells_to_list(xs)])),
         }
-        prims |= {name: counted(getattr(self.ops, name)) for name in ("const", "lt", "le", "gt", "ge", "real")}
+        prims |= {name: counted(getattr(self.ops, name)) for name in ("lt", "le", "gt", "ge")}
         return prims
 
     # -- forward ------------------------------------------------------------------------------
@@ -439,9 +439,9 @@ class ParallelRuntime(TapeRuntime):
         self.created = created
         self.calls = [0] * created
         # primal_ops as the reference domain counts them, but per job, so exact under any scheduling
-        # (a shared counter loses increments on a free-threaded CPython): every taped primitive
-        # (the entries with contributions), literals, comparisons and `real n`.
-        ops = sum(len(j.tape) - j.tape.count(EMPTY) + j.ops for j in self.jobs)
+        # (a shared counter loses increments on a free-threaded CPython): every tape entry but the
+        # inputs' is one primitive, literal or `real n`; comparisons make no entry and are counted.
+        ops = created - self.inputs + sum(j.ops for j in self.jobs)
         self.forward_stats = {
             "primal_ops": ops,
             "forward_work": work,

@@ -26,8 +26,6 @@ from .rules import as_value, partials
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 
-EMPTY: tuple = ()
-
 
 class TapeRules:
     def const(self, t: Transformer, value: C.CExpr) -> C.CExpr:
