@@ -35,7 +35,7 @@ from ..lang.errors import AdvError
 from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
 from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
-from ..lang.values import Inl, Inr, check_value, show_value
+from ..lang.values import Inl, Inr, check_value, nodes, show_value
 
 Path = tuple[tuple[str, int | None], ...]
 FailsFn = Callable[[Program, Any], bool]
@@ -69,19 +69,16 @@ def _int_complexity(n: int) -> int:
 
 def value_measure(v: Any) -> tuple[int, int]:
     """(size, complexity) of a value: leaves and list cells, and how simple its numbers are."""
-    size, cx, stack = 0, 0, [v]
-    while stack:
-        x = stack.pop()
+    size = cx = 0
+    for x in nodes(v):
         size += 1
-        if isinstance(x, (tuple, list)):
-            stack.extend(x)
-        elif isinstance(x, (Inl, Inr)):
-            stack.append(x.value)
-        elif isinstance(x, bool):
+        if isinstance(x, (tuple, list, Inl, Inr)):
+            continue
+        if isinstance(x, bool):
             cx += int(x)
         elif isinstance(x, int):
             cx += _int_complexity(x)
-        elif x != ():
+        else:
             cx += real_complexity(x)
     return size, cx
 

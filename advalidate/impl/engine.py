@@ -24,7 +24,7 @@ from ..lang.deep import run_deep
 from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program, numeric_prims
 from ..lang.types import Type
-from ..lang.values import Inl, Inr, check_value, convert
+from ..lang.values import check_value, convert, nodes
 from .cotangent import Counter
 from .transform import DualRules, Transformer
 from .wrapper import primal
@@ -38,15 +38,7 @@ FEATURES = frozenset({"lists", "sums", "recursion", "par", "mp", "higher-order"}
 
 def value_size(v: Any) -> int:
     """Leaves plus list cells and sum tags of an external value: the cost of reading it once."""
-    n, stack = 0, [v]
-    while stack:
-        x = stack.pop()
-        n += 1
-        if isinstance(x, (tuple, list)):
-            stack.extend(x)
-        elif isinstance(x, (Inl, Inr)):
-            stack.append(x.value)
-    return n
+    return sum(1 for _ in nodes(v))
 
 
 class Back:

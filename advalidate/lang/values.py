@@ -44,6 +44,18 @@ def is_real(v: object) -> bool:
     return not isinstance(v, (int, bool, tuple, list, Inl, Inr))
 
 
+def nodes(v: Any) -> Iterator[Any]:
+    """Every node of a value (tuples, list cells, sum tags and leaves), in no particular order."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        yield x
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, (Inl, Inr)):
+            stack.append(x.value)
+
+
 def flatten(v: Any) -> list:
     """The real leaves of a first-order value, left to right."""
     out: list = []
