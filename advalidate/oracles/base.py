@@ -69,10 +69,7 @@ class Oracle:
             "the engine's value differs from the reference interpreter's",
             expected=ctx.ref.value,
             actual=run.y,
-            abs_err=float(cmp.abs_err),
-            rel_err=float(cmp.rel_err),
-            positions=[f"y[{i}]" for i in cmp.positions],
-            tolerance=tol_y.describe(),
+            **cmp.fields(tol_y, "y"),
         )
 
     def compare_gradient(
@@ -81,21 +78,10 @@ class Oracle:
         """Compare the engine's gradient (for the context's cotangent) with `expected`, component-wise."""
         actual = run.grad_flat()
         cmp = tol.compare(expected, actual)
-        kw = dict(
-            expected=unflatten(ctx.x, expected),
-            actual=run.grad,
-            abs_err=float(cmp.abs_err),
-            rel_err=float(cmp.rel_err),
-            tolerance=tol.describe(),
-        )
+        kw = dict(expected=unflatten(ctx.x, expected), actual=run.grad)
         if cmp.ok:
-            return self.passed(run, f"gradient agrees with {what}{extra}", **kw)
-        return self.fail(
-            run,
-            f"gradient differs from {what}{extra}",
-            positions=[f"dx[{i}]" for i in cmp.positions],
-            **kw,
-        )
+            return self.passed(run, f"gradient agrees with {what}{extra}", **kw, **cmp.fields(tol))
+        return self.fail(run, f"gradient differs from {what}{extra}", **kw, **cmp.fields(tol, "dx"))
 
     def tolerances(self, ctx: Context, run: EngineRun, scale: list) -> tuple[T.Tolerance, T.Tolerance] | Verdict:
         tols = ctx.tolerances(run, scale)

@@ -62,20 +62,14 @@ class CrossOracle(Oracle):
                 what="value",
                 expected=b.y,
                 actual=a.y,
-                abs_err=float(cy.abs_err),
-                rel_err=float(cy.rel_err),
-                positions=[f"y[{i}]" for i in cy.positions],
-                tolerance=tol_y.describe(),
+                **cy.fields(tol_y, "y"),
             )
         cg = tol_g.compare(gb, a.grad_flat())
         return cg.ok, dict(
             what="gradient",
             expected=b.grad,
             actual=a.grad,
-            abs_err=float(cg.abs_err),
-            rel_err=float(cg.rel_err),
-            positions=[f"dx[{i}]" for i in cg.positions],
-            tolerance=tol_g.describe(),
+            **cg.fields(tol_g, "dx"),
         )
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:

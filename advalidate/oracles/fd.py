@@ -115,7 +115,7 @@ class FiniteDifferenceOracle(Oracle):
                 )
             actual = mpmath.fsum(g * vi for g, vi in zip(actual_g, v, strict=True))
         cmp = tol.compare([deriv], [actual])
-        kw = dict(abs_err=float(cmp.abs_err), rel_err=float(cmp.rel_err), tolerance=tol.describe())
+        kw = cmp.fields(tol)
         if cmp.ok:
             return self.passed(run, "⟨gradient, v⟩ agrees with the finite-difference directional derivative", **kw)
         detail = (

@@ -78,7 +78,7 @@ class ForwardOracle(Oracle):
         actual = _dot(actual_g, v)
         tol = T.projected(tol_g, v, actual_g)
         cmp = tol.compare([expected], [actual])
-        kw = dict(abs_err=float(cmp.abs_err), rel_err=float(cmp.rel_err), tolerance=tol.describe())
+        kw = cmp.fields(tol)
         if cmp.ok:
             own = self.own_jvp(ctx, run, jv, tol_g)
             return own or self.passed(run, "⟨dy, J v⟩ (forward mode) = ⟨Jᵀ dy, v⟩ (engine)", **kw)
@@ -146,10 +146,7 @@ class ForwardOracle(Oracle):
             "the engine's own jvp differs from the reference forward mode",
             expected=jv,
             actual=t_flat,
-            abs_err=float(cmp.abs_err),
-            rel_err=float(cmp.rel_err),
-            positions=[f"y[{i}]" for i in cmp.positions],
-            tolerance=tol.describe(),
+            **cmp.fields(tol, "y"),
         )
 
 

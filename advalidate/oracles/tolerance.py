@@ -103,6 +103,14 @@ class Comparison:
     rel_err: Any = 0
     positions: list[int] = field(default_factory=list)
 
+    def fields(self, tol: Tolerance, index: str | None = None) -> dict[str, Any]:
+        """The verdict fields of this comparison under `tol`; with `index`, also the positions
+        that differ, named `index[i]`."""
+        out: dict[str, Any] = dict(abs_err=float(self.abs_err), rel_err=float(self.rel_err), tolerance=tol.describe())
+        if index is not None:
+            out["positions"] = [f"{index}[{i}]" for i in self.positions]
+        return out
+
 
 def to_mp(v: Any) -> mpmath.mpf:
     """An mpmath number for any real leaf an engine may return (float, numpy scalar, mpf)."""
