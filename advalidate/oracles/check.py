@@ -8,7 +8,9 @@ engines); default every built-in engine. `oracles`: names from `ORACLES` or orac
 takes an input derived from the seed (`default_input`). `numeric`: None runs each engine in mp
 when it supports it and in float otherwise; "float" runs every engine in float; "mp" requires mp.
 The reverse pass is seeded with a signed random cotangent drawn from the seed (never all-ones),
-recorded in every gradient verdict.
+recorded in every gradient verdict. An oracle that does not apply to an engine at all (`once` /
+`linear` on an engine without that promise or those counters) gives `not_applicable`, counted
+apart from `inconclusive` (`verdict.classify_not_applicable`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .forward import ForwardOracle
 from .linear import LinearOracle
 from .once import OnceOracle
 from .symbolic import SymbolicOracle
-from .verdict import CheckResult
+from .verdict import CheckResult, classify_not_applicable
 
 ORACLES: dict[str, Callable[[], Any]] = {
     "symbolic": SymbolicOracle,
@@ -154,10 +156,8 @@ def check(
     for label in labels:
         run = ctx.run(label)
         for o in ors:
-            if isinstance(o, Oracle):
-                verdicts.append(o.verdict(ctx, run))
-            else:
-                verdicts.append(o.judge(ctx, run))
+            v = o.verdict(ctx, run) if isinstance(o, Oracle) else o.judge(ctx, run)
+            verdicts.append(classify_not_applicable(v))
     return CheckResult(prog, x, seed, ctx.dy, verdicts, labels, [o.name for o in ors], note)
 
 

@@ -1,14 +1,24 @@
 """Verdicts (one per engine × oracle) and the result of a check, with its verdict table.
 
-A verdict is `pass`, `fail` or `inconclusive`. A failing one says what was expected and what the
-engine gave, the absolute and relative error, the positions that differ (`dx[k]`: the k-th real
-leaf of the input, in `flatten` order; `y[j]`: the j-th real of the output; `J[j,k]`: a Jacobian
-entry) and the random cotangent the reverse pass was seeded with. An inconclusive one says why.
+A verdict is `pass`, `fail`, `inconclusive` or `not_applicable`. A failing one says what was
+expected and what the engine gave, the absolute and relative error, the positions that differ
+(`dx[k]`: the k-th real leaf of the input, in `flatten` order; `y[j]`: the j-th real of the output;
+`J[j,k]`: a Jacobian entry) and the random cotangent the reverse pass was seeded with. An
+inconclusive one says why the oracle could not decide here (a point too close to a branch, finite
+differences not accurate enough, a time limit, ...).
+
+`not_applicable` is not a kind of inconclusive: it says that the oracle's question does not apply
+to the engine at all, whatever the program, e.g. `once` / `linear` on an engine that makes no such
+promise (`naive`, `forward`) or reports no such counters. Counts keep the four apart. An oracle
+reports it either with this status or, as the built-in complexity oracles do, as an inconclusive
+verdict whose detail starts with "not applicable" (`classify_not_applicable`). `ok` and
+`CheckResult.ok` are unchanged: only `fail` makes them False.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +27,32 @@ import mpmath
 from ..lang.values import Inl, Inr
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+NOT_APPLICABLE = "not_applicable"
+#: Every status, in the order counts are shown.
+STATUSES = (PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE)
+#: How each status reads in text ("n/a" where space is short).
+STATUS_LABELS = {PASS: "pass", FAIL: "fail", INCONCLUSIVE: "inconclusive", NOT_APPLICABLE: "not applicable"}
+
+#: Details of inconclusive verdicts that really say "this oracle does not apply to this engine":
+#: an engine without the promise (`once.not_applicable`) or without the counters the oracle reads.
+_NOT_APPLICABLE_DETAILS = (
+    re.compile(r"^not applicable\b"),
+    re.compile(r"^the engine reports no [\w, ]+ in back\.stats$"),
+)
+
+
+def is_not_applicable(status: str, detail: str) -> bool:
+    """Whether a verdict with this status and detail means "does not apply" (see the module docstring)."""
+    if status == NOT_APPLICABLE:
+        return True
+    return status == INCONCLUSIVE and any(p.match(detail or "") for p in _NOT_APPLICABLE_DETAILS)
+
+
+def classify_not_applicable(v: Verdict) -> Verdict:
+    """`v` with status `not_applicable` when its inconclusive detail says the oracle does not apply."""
+    if v.status == INCONCLUSIVE and is_not_applicable(v.status, v.detail):
+        v.status = NOT_APPLICABLE
+    return v
 
 
 @dataclass
@@ -41,7 +77,7 @@ class Verdict:
 
     def describe(self) -> str:
         """A readable multi-line account of the verdict."""
-        head = f"{self.engine} × {self.oracle}: {self.status.upper()}"
+        head = f"{self.engine} × {self.oracle}: {STATUS_LABELS.get(self.status, self.status).upper()}"
         if self.numeric:
             head += f" (engine ran in {self.numeric})"
         lines = [head]
@@ -140,14 +176,15 @@ class CheckResult:
         raise KeyError((engine, oracle))
 
     def counts(self) -> dict[str, int]:
-        out = {PASS: 0, FAIL: 0, INCONCLUSIVE: 0}
+        """Verdicts per status: pass, fail, inconclusive and not_applicable, each counted apart."""
+        out = dict.fromkeys(STATUSES, 0)
         for v in self.verdicts:
-            out[v.status] += 1
+            out[v.status] = out.get(v.status, 0) + 1
         return out
 
     def table(self) -> str:
         """The verdict table: one row per engine, one column per oracle."""
-        cell = {PASS: "pass", FAIL: "FAIL", INCONCLUSIVE: "inconclusive"}
+        cell = {PASS: "pass", FAIL: "FAIL", INCONCLUSIVE: "inconclusive", NOT_APPLICABLE: "n/a"}
         width = max([len("engine")] + [len(e) for e in self.engines])
         cols = [max(len(o), 12) for o in self.oracles]
         lines = ["  ".join(["engine".ljust(width)] + [o.ljust(w) for o, w in zip(self.oracles, cols)]).rstrip()]
@@ -155,7 +192,8 @@ class CheckResult:
             row = [e.ljust(width)]
             for o, w in zip(self.oracles, cols):
                 try:
-                    row.append(cell[self.verdict(e, o).status].ljust(w))
+                    status = self.verdict(e, o).status
+                    row.append(cell.get(status, status).ljust(w))
                 except KeyError:
                     row.append("-".ljust(w))
             lines.append("  ".join(row).rstrip())
@@ -173,8 +211,11 @@ class CheckResult:
         if self.note:
             lines.append(self.note)
         lines += ["", self.table(), ""]
-        lines.append(f"{c[PASS]} pass, {c[FAIL]} fail, {c[INCONCLUSIVE]} inconclusive")
-        shown = [v for v in self.verdicts if v.status == FAIL or (details == "all" and v.status == INCONCLUSIVE)]
+        lines.append(
+            f"{c[PASS]} pass, {c[FAIL]} fail, {c[INCONCLUSIVE]} inconclusive, {c[NOT_APPLICABLE]} not applicable"
+        )
+        also = (INCONCLUSIVE, NOT_APPLICABLE) if details == "all" else ()
+        shown = [v for v in self.verdicts if v.status == FAIL or v.status in also]
         for v in shown:
             lines += ["", v.describe()]
         return "\n".join(lines)
