@@ -19,7 +19,10 @@ Reductions, tried at each position of the tree from the root down (big cuts firs
 - shorten list literals; move integer literals towards 0 (this reduces recursion depth) and real
   literals towards `1.0`;
 - drop unused definitions;
-and on the input: shorten lists, move integers towards 0 and reals towards `1.0`.
+and on the input: drop the components the program does not use, narrowing the parameter's pattern,
+type and value together (a pair-typed parameter used only through `fst` / `snd` is split, so
+`\\(p1 : (R, R)) -> sin (fst p1)` becomes `\\(x : R) -> sin x`: `input_type_candidates`), then
+shorten lists, move integers towards 0 and reals towards `1.0`.
 """
 
 from __future__ import annotations
@@ -548,35 +551,206 @@ def input_candidates(x: Any) -> Iterator[Any]:
 
 
 def input_type_candidates(m: A.Module, x: Any) -> Iterator[tuple[A.Module, Any]]:
-    """Drop components of the program's input that it never uses (its type and value shrink too).
+    """Narrow the program's input to what it uses: its pattern, its type and its value shrink together.
 
-    Applies when the program's parameter is an annotated tuple pattern `\\((a, b, c) : (A, B, C))`:
-    a component whose variables are all unused goes from the pattern, the type and the input.
+    The parameter is the annotated pattern of the program, `\\(p : T) -> body` or
+    `\\((a, b, c) : (A, B, C)) -> body` (or `def main`'s). Candidates, biggest cuts first:
+    - every unused component dropped at once (nested tuples too): `\\((a, (b, c)) : (R, (Z, R))) -> a`
+      becomes `\\(a : R) -> a` at input `x.0`;
+    - one unused component dropped;
+    - a pair-typed variable split into its components, so that the projections that were its only
+      uses become variables and the unused component goes: `\\(p1 : (R, R)) -> sin (fst p1)` becomes
+      `\\(x : R) -> sin x`, its input `(0.3, 0.7)` becomes `0.3`. The new variables get fresh names
+      (`x`, `y`, ...), never names the program uses, so nothing is captured.
+    The reducer keeps a candidate only when it is smaller and still fails the same way.
     """
     found = _main_binder(m)
     if found is None:
         return
     binder, body = found
-    items, ty, vals = [], binder.annot, x
-    p = binder.pat
-    while isinstance(p, A.PPair):
-        if not (isinstance(prune(ty), Pair) and isinstance(vals, tuple) and len(vals) == 2):
-            return
-        items.append((p.left, prune(ty).left, vals[0]))
-        p, ty, vals = p.right, prune(ty).right, vals[1]
-    items.append((p, ty, vals))
-    if len(items) < 2:
+    ty = binder.annot
+    if not _value_fits(binder.pat, ty, x):
         return
-    for k, (pat, _, _) in enumerate(items):
-        if all(count_uses(body, v.name) == 0 for v in pattern_vars(pat)):
-            rest = items[:k] + items[k + 1 :]
-            pat2, ty2, val2 = rest[-1]
-            for q, t, v in reversed(rest[:-1]):
-                pat2, ty2, val2 = A.PPair(q, pat2), Pair(t, ty2), (v, val2)
-            m2 = clone(m)
-            b2, _ = _main_binder(m2)  # type: ignore[misc]
-            b2.pat, b2.annot = clone(pat2), ty2
-            yield m2, val2
+    used = free_vars(body)
+    seen: set[str] = set()
+
+    def emit(pat: A.Pattern, t: Type, v: Any, new_body: A.Expr | None = None) -> Iterator[tuple[A.Module, Any]]:
+        m2 = _with_parameter(m, pat, t, new_body)
+        key = pretty_module(m2)
+        if key not in seen:
+            seen.add(key)
+            yield m2, v
+
+    # Every unused component at once.
+    pruned = _prune(binder.pat, ty, x, used)
+    if pruned is not None and pruned[0] != binder.pat:
+        yield from emit(*pruned)
+    # One unused component at a time (the top-level components of a tuple pattern).
+    items = _tuple_items(binder.pat, ty, x)
+    if len(items) >= 2:
+        for k, (pat, _, _) in enumerate(items):
+            if not (_names(pat) & used):
+                yield from emit(*_tuple_of(items[:k] + items[k + 1 :]))
+    # Split a pair-typed variable into its components.
+    taken = _all_names(m)
+    for path, var, vty, _ in _pattern_leaves(binder.pat, ty, x, ()):
+        if not (isinstance(var, A.PVar) and isinstance(prune(vty), Pair)) or var.name not in used:
+            continue
+        left, right = _fresh(taken, 2)
+        pair_pat = A.PPair(A.PVar(left), A.PVar(right))
+        try:
+            new_body = simplify_projections(substitute(body, var.name, A.PairE(A.Var(left), A.Var(right))))
+        except _Capture:  # cannot happen with fresh names; be safe
+            continue
+        pat2 = _replace_pattern(binder.pat, path, pair_pat)
+        narrowed = _prune(pat2, ty, x, free_vars(new_body))
+        if narrowed is not None:
+            yield from emit(*narrowed, new_body)
+
+
+def _value_fits(pat: A.Pattern, ty: Type | None, v: Any) -> bool:
+    """Whether the input value has the shape of the parameter's tuple pattern."""
+    if ty is None:
+        return False
+    if isinstance(pat, A.PPair):
+        t = prune(ty)
+        if not (isinstance(t, Pair) and isinstance(v, tuple) and len(v) == 2):
+            return False
+        return _value_fits(pat.left, t.left, v[0]) and _value_fits(pat.right, t.right, v[1])
+    return True
+
+
+def _tuple_items(pat: A.Pattern, ty: Type, v: Any) -> list[tuple[A.Pattern, Type, Any]]:
+    """The components of a right-nested tuple pattern `(a, b, c)` with their types and values."""
+    items = []
+    while isinstance(pat, A.PPair):
+        t = prune(ty)
+        items.append((pat.left, t.left, v[0]))  # type: ignore[union-attr]
+        pat, ty, v = pat.right, t.right, v[1]  # type: ignore[union-attr]
+    items.append((pat, ty, v))
+    return items
+
+
+def _tuple_of(items: list[tuple[A.Pattern, Type, Any]]) -> tuple[A.Pattern, Type, Any]:
+    pat, ty, val = items[-1]
+    for q, t, v in reversed(items[:-1]):
+        pat, ty, val = A.PPair(q, pat), Pair(t, ty), (v, val)
+    return clone(pat), ty, val
+
+
+def _prune(pat: A.Pattern, ty: Type, v: Any, used: set[str]) -> tuple[A.Pattern, Type, Any] | None:
+    """The pattern without its unused components (at any depth); None when nothing of it is used."""
+    if isinstance(pat, A.PPair):
+        t = prune(ty)
+        left = _prune(pat.left, t.left, v[0], used)  # type: ignore[union-attr]
+        right = _prune(pat.right, t.right, v[1], used)  # type: ignore[union-attr]
+        if left is None or right is None:
+            return left or right
+        return A.PPair(left[0], right[0]), Pair(left[1], right[1]), (left[2], right[2])
+    if _names(pat) & used:
+        return clone(pat), ty, v
+    return None
+
+
+def _pattern_leaves(
+    pat: A.Pattern, ty: Type, v: Any, path: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], A.Pattern, Type, Any]]:
+    if isinstance(pat, A.PPair):
+        t = prune(ty)
+        yield from _pattern_leaves(pat.left, t.left, v[0], path + ("left",))  # type: ignore[union-attr]
+        yield from _pattern_leaves(pat.right, t.right, v[1], path + ("right",))  # type: ignore[union-attr]
+    else:
+        yield path, pat, ty, v
+
+
+def _replace_pattern(pat: A.Pattern, path: tuple[str, ...], new: A.Pattern) -> A.Pattern:
+    if not path:
+        return new
+    assert isinstance(pat, A.PPair)
+    if path[0] == "left":
+        return A.PPair(_replace_pattern(pat.left, path[1:], new), clone(pat.right))
+    return A.PPair(clone(pat.left), _replace_pattern(pat.right, path[1:], new))
+
+
+def _with_parameter(m: A.Module, pat: A.Pattern, ty: Type, body: A.Expr | None = None) -> A.Module:
+    """A copy of `m` whose parameter is `(pat : ty)` (and whose main body is `body`, if given)."""
+    m2 = clone(m)
+    b2, _ = _main_binder(m2)  # type: ignore[misc]
+    b2.pat, b2.annot = clone(pat), ty
+    if body is not None:
+        if m2.expr is not None:
+            m2.expr.body = clone(body)  # type: ignore[union-attr]
+        else:
+            m2.defs[-1].body = clone(body)
+    return m2
+
+
+FRESH_NAMES = ("x", "y", "z", "u", "v", "w")
+
+
+def _all_names(m: A.Module) -> set[str]:
+    """Every name a module binds or mentions (variables, patterns, functions, definitions)."""
+    out = {d.name for d in m.defs}
+    stack: list[Any] = [m]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(n)
+            continue
+        if not isinstance(n, A.Node):
+            continue
+        name = getattr(n, "name", None)
+        if isinstance(name, str):
+            out.add(name)
+        for f in dataclasses.fields(n):
+            val = getattr(n, f.name)
+            if isinstance(val, (A.Node, list)):
+                stack.append(val)
+    return out
+
+
+def _fresh(taken: set[str], n: int) -> list[str]:
+    """`n` names not in `taken` (which is extended with them): x, y, z, u, v, w, x1, y1, ..."""
+    out: list[str] = []
+    k = 0
+    while len(out) < n:
+        for base in FRESH_NAMES:
+            name = base if k == 0 else f"{base}{k}"
+            if name not in taken:
+                taken.add(name)
+                out.append(name)
+                if len(out) == n:
+                    break
+        k += 1
+    return out
+
+
+def simplify_projections(e: A.Expr) -> A.Expr:
+    """`fst (a, b)` to `a` and `snd (a, b)` to `b` where `a` and `b` are variables (nothing is lost)."""
+
+    def go(e: A.Expr) -> A.Expr:
+        if isinstance(e, A.App):
+            fn, arg = go(e.fn), go(e.arg)
+            if (
+                isinstance(fn, A.Builtin)
+                and fn.name in ("fst", "snd")
+                and isinstance(arg, A.PairE)
+                and isinstance(arg.left, A.Var)
+                and isinstance(arg.right, A.Var)
+            ):
+                return arg.left if fn.name == "fst" else arg.right
+            return A.App(fn, arg, span=e.span)
+        if isinstance(e, A.Lam):
+            return A.Lam(e.binder, go(e.body), span=e.span)
+        if isinstance(e, A.Let):
+            return A.Let(e.pat, go(e.rhs), go(e.body), span=e.span)
+        if isinstance(e, A.LetRec):
+            return A.LetRec(e.name, e.binders, e.result, go(e.rhs), go(e.body), span=e.span)
+        if isinstance(e, A.Case):
+            return A.Case(go(e.scrut), [A.Alt(a.kind, a.pats, go(a.body), span=a.span) for a in e.alts], span=e.span)
+        return _rebuild(e, go)
+
+    return go(e)
 
 
 def _main_binder(m: A.Module) -> tuple[A.Binder, A.Expr] | None:
