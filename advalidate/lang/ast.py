@@ -1,4 +1,4 @@
-"""Surface syntax tree of the language (DESIGN.md, "The language").
+"""Surface syntax tree of the language (DESIGN.md, "The language"; arrays: seed 004 §3.2, Fig. 7).
 
 Every node carries a source `span` and, after type inference, its type `ty`; neither takes part in
 equality, so a pretty-printed and re-parsed program compares equal to the original.
@@ -18,6 +18,12 @@ BUILTINS: tuple[str, ...] = (
     "fst", "snd", "inl", "inr",
     "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan",
     "real", "map", "foldl", "zipWith", "sum", "length", "parmap",
+)  # fmt: skip
+# Array forms (seed 004 §3.2): reserved names with a fixed syntax; static arguments (sizes, shapes,
+# permutations) are integer literals, so every array shape is known before the program runs.
+ARRAY_FORMS: tuple[str, ...] = (
+    "build1", "build", "gather", "scatter", "scatterMax",
+    "sumOuter", "maxOuter", "minOuter", "replicate", "tr", "reshape", "cond", "div", "mod",
 )  # fmt: skip
 UNARY_REAL: tuple[str, ...] = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 KEYWORDS: tuple[str, ...] = ("let", "letrec", "in", "if", "then", "else", "case", "of", "true", "false", "def", "par")
@@ -260,9 +266,66 @@ class Par(Node):
     ty: Type | None = _meta()
 
 
+@dataclass(slots=True)
+class ArrayLit(Node):
+    """`[| t1, ..., tn |]`: n arrays of one shape sh make an `Array (n : sh)` (seed 004 Fig. 8)."""
+
+    items: list[Expr]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Build(Node):
+    """`build [k1, ..., kn] (\\[i1, ..., in] -> body)`, or `build1 k (\\i -> body)` when `one`."""
+
+    shape: list[int]
+    params: list[str]
+    body: Expr
+    one: bool = False
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Index(Node):
+    """`arr ! [i1, ..., im]` (m ≤ rank); out of range reads 0."""
+
+    arr: Expr
+    idxs: list[Expr]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class Gather(Node):
+    """`gather sh arr (\\[i1..in] -> [j1..jm])` reads; `scatter` (adding) and `scatterMax` (keeping
+    the largest) write, combining repeated targets (seed 004 §3.3). Out of range: read 0 / dropped."""
+
+    kind: str  # "gather", "scatter" or "scatterMax"
+    shape: list[int]
+    arr: Expr
+    params: list[str]
+    idxs: list[Expr]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
+@dataclass(slots=True)
+class ArrayPrim(Node):
+    """`sumOuter t`, `maxOuter t`, `minOuter t`, `replicate k t`, `tr [perm] t`, `reshape [sh] t`,
+    `cond c s t`, `div a b`, `mod a b`: `static` holds the integer literal arguments."""
+
+    name: str
+    static: list[int]
+    args: list[Expr]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+
+
 Expr = (
     Var | Builtin | RealLit | IntLit | BoolLit | UnitLit | PairE | ListLit | Cons | Lam | App
-    | Let | LetRec | If | Case | BinOp | Neg | Par
+    | Let | LetRec | If | Case | BinOp | Neg | Par | ArrayLit | Build | Index | Gather | ArrayPrim
 )  # fmt: skip
 
 
@@ -324,6 +387,16 @@ def children(e: Node) -> list[Node]:
         return [e.left, e.right]
     if isinstance(e, Neg):
         return [e.arg]
+    if isinstance(e, ArrayLit):
+        return list(e.items)
+    if isinstance(e, Build):
+        return [e.body]
+    if isinstance(e, Index):
+        return [e.arr, *e.idxs]
+    if isinstance(e, Gather):
+        return [e.arr, *e.idxs]
+    if isinstance(e, ArrayPrim):
+        return list(e.args)
     return []
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from . import core as C
 from .errors import BudgetError, DomainError
 from .values import Inl, Inr
+from .vectorise import gather_as_build, scatter_targets, vectorise_build
 
 Code = Callable[[list], Any]
 
@@ -213,7 +214,67 @@ class Compiler:
             return self.list_case(e, s)
         if isinstance(e, C.Op):
             return self.op(e, s)
+        if isinstance(e, C.ARRAY_NODES):
+            return self.array(e, s)
         return self.compile_extra(e, s)
+
+    # ---- arrays (seed 004 §3): the work is the `arrays` runtime's (see `arrays`) ----------------
+
+    def array(self, e: C.CExpr, s: _Scope) -> Code:  # noqa: C901 - one case per node
+        ns = self.prims["arrays"]
+        shape, elem = e.shape, e.elem
+        opt = self.optional
+        if isinstance(e, C.ArrLit):
+            items = [self.expr(i, s) for i in e.items]
+            return lambda f: ns.from_items([c(f) for c in items], shape, elem)
+        if isinstance(e, C.Build1):
+            if ns.vectorised:
+                code = vectorise_build(self, e, s)
+                if code is not None:
+                    return code
+            k = e.k
+            mk = self.lam(e.param, e.body, s)
+            return lambda f: ns.build(k, shape, elem, mk(f))
+        if isinstance(e, C.Idx):
+            arr, fill = self.expr(e.arr, s), opt(e.fill, s)
+            idxs = [self.expr(i, s) for i in e.idxs]
+            return lambda f: ns.index(arr(f), [i(f) for i in idxs], shape, elem, fill(f))
+        if isinstance(e, C.Gather):
+            return self.expr(gather_as_build(e, f"#g{id(e)}"), s)
+        if isinstance(e, C.Scatter):
+            return self.scatter(e, s)
+        if isinstance(e, C.ArrOp):
+            args = [self.expr(a, s) for a in e.args]
+            fold, zero, op, static = opt(e.fold_fn, s), opt(e.zero, s), e.op, e.static
+            return lambda f: ns.arr_op(op, [a(f) for a in args], static, shape, elem, fold(f), zero(f))
+        if isinstance(e, C.Elementwise):
+            args = [self.expr(a, s) for a in e.args]
+            op = e.op
+            return lambda f: ns.elementwise(op, [a(f) for a in args], shape, elem)
+        assert isinstance(e, C.AMap)
+        fn = self.expr(e.fn, s)
+        args = [self.expr(a, s) for a in e.args]
+        return lambda f: ns.amap(fn(f), [a(f) for a in args], shape, elem)
+
+    def optional(self, e: C.CExpr | None, s: _Scope) -> Code:
+        if e is None:
+            return lambda f: None
+        return self.expr(e, s)
+
+    def scatter(self, e: C.Scatter, s: _Scope) -> Code:
+        """The targets are computed as integer arrays over the source positions (a `build` each)."""
+        ns = self.prims["arrays"]
+        arr = self.expr(e.arr, s)
+        zero, fn = self.optional(e.zero, s), self.optional(e.combine_fn, s)
+        targets = [self.expr(t, s) for t in scatter_targets(e)]
+        src, shape, elem, combine = e.src, e.shape, e.elem, e.combine
+
+        def scatter(f: list) -> Any:
+            a = arr(f)
+            js = [t(f) for t in targets]
+            return ns.scatter(a, js, src, shape, elem, combine, zero(f), fn(f))
+
+        return scatter
 
     def let_chain(self, e: C.Let, s: _Scope) -> Code:
         """A run of nested `let`s runs as one loop over its bindings, not as nested calls."""
@@ -447,4 +508,12 @@ INT_PRIMS: dict[str, Callable] = {
     "igt": lambda a, b: a > b,
     "ige": lambda a, b: a >= b,
     "ieq": lambda a, b: a == b,
+    "idiv": lambda a, b: a // _nonzero(b, "integer division"),
+    "imod": lambda a, b: a % _nonzero(b, "`mod`"),
 }
+
+
+def _nonzero(b: int, what: str) -> int:
+    if b == 0:
+        raise DomainError(f"{what} by zero")
+    return b

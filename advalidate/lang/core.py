@@ -9,8 +9,16 @@ can introduce names without capture. Patterns become projections. Case analyses 
 (`() + ()`) become `if`, and `inl e` at `Bool` becomes `let _ = e in true`.
 
 Op names: real primitives `add sub mul div neg sin cos tan exp log sqrt tanh atan real`, real
-comparisons `lt le gt ge`, integer primitives `iadd isub imul ineg ilt ile igt ige ieq`, list
-built-ins `map foldl zipWith sum isum length parmap`.
+comparisons `lt le gt ge`, integer primitives `iadd isub imul ineg ilt ile igt ige ieq idiv imod`,
+list built-ins `map foldl zipWith sum isum length parmap`.
+
+Arrays (seed 004 §3.2): `ArrLit`, `Build1` (`build` is nested `build1`s, as §3.3 defines it), `Idx`,
+`Gather`, `Scatter`, the shape operations and reductions `ArrOp`, and `Elementwise` (a scalar Op
+name applied to arrays of equal shape). Each carries its static result shape and element kind
+("R", "Z", "Bool"), so a runtime can allocate a result before (or without) running any element.
+A `cond` whose condition is a scalar becomes `let`s and an `if` (strict: all three are evaluated).
+The element-at-a-time AD stages add `AMap` (a function applied element by element) and the
+`fill` / `combine` fields: with them the same nodes move dual numbers instead of reals (§4.1).
 """
 
 from __future__ import annotations
@@ -19,12 +27,13 @@ import itertools
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .types import BOOL, UNIT, Arrow, List, Pair, R, Sum, Type, Z, is_bool, prune
+from .types import BOOL, UNIT, Array, Arrow, List, Pair, R, Sum, Type, Z, elem_kind, is_bool, prune, shape_of
 
 REAL_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 REAL_BINARY = ("add", "sub", "mul", "div")
 REAL_CMP = ("lt", "le", "gt", "ge")
-INT_OPS = ("iadd", "isub", "imul", "ineg", "ilt", "ile", "igt", "ige", "ieq")
+INT_OPS = ("iadd", "isub", "imul", "ineg", "ilt", "ile", "igt", "ige", "ieq", "idiv", "imod")
+ARR_OPS = ("sumOuter", "maxOuter", "minOuter", "replicate", "tr", "reshape", "cond")
 LIST_OPS = ("map", "foldl", "zipWith", "sum", "isum", "length", "parmap")
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 _CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq"}
@@ -180,6 +189,117 @@ class ParC(CExpr):
     ty: Type = _t()
 
 
+# ---- arrays (seed 004 §3.2) -------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class ArrLit(CExpr):
+    """`[| t1, ..., tn |]`: the items stacked along a new outer dimension."""
+
+    items: list[CExpr]
+    shape: tuple[int, ...]
+    elem: str
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Build1(CExpr):
+    """`build1 k (\\param -> body)`; `shape` is the result's, `(k, *shape of body)`."""
+
+    k: int
+    param: str
+    body: CExpr
+    shape: tuple[int, ...]
+    elem: str
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Idx(CExpr):
+    """`arr ! [idxs]`; an index out of range reads `fill` (None: the zero of `elem`)."""
+
+    arr: CExpr
+    idxs: list[CExpr]
+    shape: tuple[int, ...]
+    elem: str
+    fill: CExpr | None = None
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Gather(CExpr):
+    """`gather shape[:len(params)] arr (\\[params] -> [idxs])` = `build .. (\\[params] -> arr ! [idxs])`."""
+
+    arr: CExpr
+    params: list[str]
+    idxs: list[CExpr]
+    shape: tuple[int, ...]
+    elem: str
+    fill: CExpr | None = None
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Scatter(CExpr):
+    """`scatter shape[:len(idxs)] arr (\\[params] -> [idxs])`: element p of `arr`'s outer `src`
+    dimensions goes to position idxs(p) of the result; `combine` "add" sums repeated targets, "max"
+    keeps the largest; targets out of range are dropped; untouched positions hold `zero`
+    (None: the zero of `elem`). `combine_fn` (the AD stages) combines two elements instead."""
+
+    arr: CExpr
+    params: list[str]
+    idxs: list[CExpr]
+    shape: tuple[int, ...]
+    elem: str
+    src: tuple[int, ...]
+    combine: str = "add"
+    zero: CExpr | None = None
+    combine_fn: CExpr | None = None
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class ArrOp(CExpr):
+    """A shape operation or reduction of ARR_OPS; `static` holds its integer arguments
+    (`replicate`: (k,), `tr`: the permutation, `reshape`: the new shape); `cond` is element-wise
+    (its condition is an array of the same shape). `fold_fn` (the AD stages) reduces with a function."""
+
+    op: str
+    args: list[CExpr]
+    static: tuple[int, ...]
+    shape: tuple[int, ...]
+    elem: str
+    fold_fn: CExpr | None = None
+    zero: CExpr | None = None
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class Elementwise(CExpr):
+    """The scalar primitive `op` (an Op name) applied element by element to arrays of one shape."""
+
+    op: str
+    args: list[CExpr]
+    shape: tuple[int, ...]
+    elem: str
+    ty: Type = _t()
+
+
+@dataclass(slots=True, eq=False)
+class AMap(CExpr):
+    """`fn` (curried, one argument per array) applied element by element: the element-at-a-time
+    AD stages' form of `Elementwise` (seed 004 §4.1, each element a dual number)."""
+
+    fn: CExpr
+    args: list[CExpr]
+    shape: tuple[int, ...]
+    elem: str
+    ty: Type = _t()
+
+
+ARRAY_NODES = (ArrLit, Build1, Idx, Gather, Scatter, ArrOp, Elementwise, AMap)
+
+
 def subexprs(e: CExpr) -> list[CExpr]:
     """Direct sub-expressions in evaluation order."""
     if isinstance(e, (Lam,)):
@@ -204,7 +324,27 @@ def subexprs(e: CExpr) -> list[CExpr]:
         return [e.scrut, e.nil, e.cons]
     if isinstance(e, Op):
         return list(e.args)
+    if isinstance(e, ARRAY_NODES):
+        return array_subexprs(e)
     return []
+
+
+def array_subexprs(e: CExpr) -> list[CExpr]:
+    """Direct sub-expressions of an array node, in evaluation order (fill / zero / functions first)."""
+    pre = [x for x in (getattr(e, "fill", None), getattr(e, "zero", None)) if x is not None]
+    pre += [x for x in (getattr(e, "combine_fn", None), getattr(e, "fold_fn", None)) if x is not None]
+    if isinstance(e, ArrLit):
+        return list(e.items)
+    if isinstance(e, Build1):
+        return [e.body]
+    if isinstance(e, Idx):
+        return [*pre, e.arr, *e.idxs]
+    if isinstance(e, (Gather, Scatter)):
+        return [*pre, e.arr, *e.idxs]
+    if isinstance(e, AMap):
+        return [e.fn, *e.args]
+    assert isinstance(e, (ArrOp, Elementwise))
+    return [*pre, *e.args]
 
 
 class Desugarer:
@@ -270,14 +410,74 @@ class Desugarer:
             return self._binop(e, env)
         if isinstance(e, A.Neg):
             arg = self.expr(e.arg, env)
-            return Op("neg" if prune(ty) == R else "ineg", [arg], ty=ty)
+            return self._prim("neg" if shape_of(ty)[1] == R else "ineg", [arg], ty)
+        if isinstance(e, (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)):
+            return self._array(e, env)
         raise AssertionError(f"unknown node {type(e).__name__}")
+
+    def _prim(self, op: str, args: list[CExpr], ty: Type) -> CExpr:
+        """A scalar primitive, or the same primitive element-wise when the result is an array."""
+        t = prune(ty)
+        if isinstance(t, Array):
+            return Elementwise(op, args, t.shape, elem_kind(t.elem), ty=t)
+        return Op(op, args, ty=ty)
+
+    def _array(self, e: A.Expr, env: dict[str, str]) -> CExpr:  # noqa: C901 - one case per form
+        ty = prune(e.ty)
+        shape, elem = shape_of(ty)
+        kind = elem_kind(elem)
+        if isinstance(e, A.ArrayLit):
+            return ArrLit([self.expr(i, env) for i in e.items], shape, kind, ty=ty)
+        if isinstance(e, A.Build):
+            return self._build(list(e.shape), list(e.params), e.body, env, shape, kind, ty)
+        if isinstance(e, A.Index):
+            return Idx(self.expr(e.arr, env), [self.expr(i, env) for i in e.idxs], shape, kind, ty=ty)
+        if isinstance(e, A.Gather):
+            arr = self.expr(e.arr, env)
+            inner = dict(env)
+            params = [self._index_param(p, inner) for p in e.params]
+            idxs = [self.expr(i, inner) for i in e.idxs]
+            if e.kind == "gather":
+                return Gather(arr, params, idxs, shape, kind, ty=ty)
+            src = shape_of(e.arr.ty)[0][: len(params)]
+            combine = "add" if e.kind == "scatter" else "max"
+            return Scatter(arr, params, idxs, shape, kind, src, combine, ty=ty)
+        assert isinstance(e, A.ArrayPrim)
+        args = [self.expr(a, env) for a in e.args]
+        if e.name in ("div", "mod"):
+            return self._prim("i" + e.name, args, ty)
+        if e.name == "cond" and not isinstance(prune(e.args[0].ty), Array):
+            names = [self.fresh(n) for n in ("c", "s", "t")]
+            out: CExpr = If(Var(names[0], ty=BOOL), Var(names[1], ty=ty), Var(names[2], ty=ty), ty=ty)
+            for n, a in zip(reversed(names), reversed(args), strict=True):
+                out = Let(n, a, out, ty=ty)
+            return out
+        return ArrOp(e.name, args, tuple(e.static), shape, kind, ty=ty)
+
+    def _index_param(self, p: str, env: dict[str, str]) -> str:
+        name = self.fresh("i" if p == "_" else p)
+        if p != "_":
+            env[p] = name
+        return name
+
+    def _build(
+        self, ks: list[int], params: list[str], body: A.Expr, env: dict[str, str], shape: tuple, kind: str, ty: Type
+    ) -> CExpr:
+        """`build [k1, .., kn] (\\[i1, .., in] -> t)` = `build1 k1 (\\i1 -> .. build1 kn (\\in -> t))`."""
+        inner = dict(env)
+        param = self._index_param(params[0], inner)
+        if len(ks) == 1:
+            b = self.expr(body, inner)
+        else:
+            sub = shape[1:]
+            b = self._build(ks[1:], params[1:], body, inner, sub, kind, Array(sub, prune(ty).elem))
+        return Build1(ks[0], param, b, shape, kind, ty=ty)
 
     def _binop(self, e: A.BinOp, env: dict[str, str]) -> CExpr:
         left, right = self.expr(e.left, env), self.expr(e.right, env)
-        is_int = prune(e.operand_ty) == Z
+        is_int = shape_of(e.operand_ty)[1] == Z
         name = _ARITH.get(e.op) or _CMP[e.op]
-        return Op(("i" + name) if is_int else name, [left, right], ty=e.ty)
+        return self._prim(("i" + name) if is_int else name, [left, right], e.ty)
 
     def _lambda(self, binders: list[A.Binder], body: A.Expr, env: dict[str, str], ty: Type) -> CExpr:
         if not binders:
@@ -400,6 +600,8 @@ class Desugarer:
             return (Inl if name == "inl" else Inr)(args[0], ty=ty)
         if name == "sum" and prune(ty) == Z:
             return Op("isum", args, ty=ty)
+        if name in A.UNARY_REAL or name == "real":
+            return self._prim(name, args, ty)
         return Op(name, args, ty=ty)
 
 
@@ -433,5 +635,9 @@ def free_vars(e: CExpr) -> set[str]:
             bound |= {x.lname, x.rname}
         elif isinstance(x, ListCase):
             bound |= {x.hname, x.tname}
+        elif isinstance(x, Build1):
+            bound.add(x.param)
+        elif isinstance(x, (Gather, Scatter)):
+            bound |= set(x.params)
         stack.extend(subexprs(x))
     return used - bound

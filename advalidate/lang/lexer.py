@@ -14,15 +14,15 @@ from .ast import KEYWORDS, Span
 from .errors import ParseError
 
 SYMBOLS: tuple[str, ...] = (
-    "->", "::", "<=", ">=", "==",
-    "\\", "=", "(", ")", ",", ":", ";", "{", "}", "[", "]", "+", "-", "*", "/", "<", ">", "_",
+    "->", "::", "<=", ">=", "==", "[|", "|]",
+    "\\", "=", "!", "(", ")", ",", ":", ";", "{", "}", "[", "]", "+", "-", "*", "/", "<", ">", "_",
 )  # fmt: skip
 MAX_INT_DIGITS = 4000  # Python refuses to convert longer digit strings (sys.int_info.default_max_str_digits)
 
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _TOKEN_RE = re.compile(
     rf"""
-    (?P<symbol>->|::|<=|>=|==|[\\=(),:;{{}}\[\]+*/<>]|-(?!-))
+    (?P<symbol>->|::|<=|>=|==|\[\||\|\]|[\\=(),:;{{}}\[\]+*/<>!]|-(?!-))
   | (?P<space>[ \t]+)
   | (?P<name>[A-Za-z_][A-Za-z0-9_']*)
   | (?P<number>[0-9]+(?P<frac>\.[0-9]+)?(?P<exp>[eE][+-]?[0-9]+)?(?![A-Za-z0-9_'.]))

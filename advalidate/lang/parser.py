@@ -30,13 +30,31 @@ _BINARY: dict[str, tuple[int, str]] = {
     "+": (3, "left"), "-": (3, "left"),
     "*": (4, "left"), "/": (4, "left"),
 }  # fmt: skip
-_ATOM_START = frozenset({"NAME", "INT", "REAL", "true", "false", "(", "[", "par"})
+_ATOM_START = frozenset({"NAME", "INT", "REAL", "true", "false", "(", "[", "[|", "par"})
 _BINDER_START = frozenset({"NAME", "(", "_"})
 _BLOCK_START = {"\\": "a lambda", "let": "a 'let'", "letrec": "a 'letrec'", "if": "an 'if'", "case": "a 'case'"}
 _ALT_PAIRS = {"inl": "inr", "inr": "inl", "true": "false", "false": "true", "nil": "cons", "cons": "nil"}
 _ALT_SHOWN = {"inl": "'inl'", "inr": "'inr'", "true": "'true'", "false": "'false'", "nil": "'[]'", "cons": "'::'"}
 _TYPE_NAMES = {"R": T.R, "Z": T.Z, "Bool": T.BOOL}
 _BUILTINS = frozenset(A.BUILTINS)
+_ARRAY_FORMS = frozenset(A.ARRAY_FORMS)
+# The arguments of each array form: "k" an integer literal, "ks" a list of them, "t" an atom,
+# "fn1" `(\\i -> t)`, "fn" `(\\[i1, ...] -> t)`, "ix" `(\\[i1, ...] -> [j1, ...])`.
+_FORM_ARGS: dict[str, tuple[str, ...]] = {
+    "build1": ("k", "fn1"), "build": ("ks", "fn"),
+    "gather": ("ks", "t", "ix"), "scatter": ("ks", "t", "ix"), "scatterMax": ("ks", "t", "ix"),
+    "sumOuter": ("t",), "maxOuter": ("t",), "minOuter": ("t",), "replicate": ("k", "t"),
+    "tr": ("ks", "t"), "reshape": ("ks", "t"), "cond": ("t", "t", "t"), "div": ("t", "t"), "mod": ("t", "t"),
+}  # fmt: skip
+_FORM_USAGE = {
+    "build1": "build1 k (\\i -> t)", "build": "build [k1, ...] (\\[i1, ...] -> t)",
+    "gather": "gather [k1, ...] t (\\[i1, ...] -> [j1, ...])",
+    "scatter": "scatter [k1, ...] t (\\[i1, ...] -> [j1, ...])",
+    "scatterMax": "scatterMax [k1, ...] t (\\[i1, ...] -> [j1, ...])",
+    "sumOuter": "sumOuter t", "maxOuter": "maxOuter t", "minOuter": "minOuter t", "replicate": "replicate k t",
+    "tr": "tr [p1, ...] t", "reshape": "reshape [k1, ...] t", "cond": "cond c s t", "div": "div a b",
+    "mod": "mod a b",
+}  # fmt: skip
 _KEYWORDS = frozenset(A.KEYWORDS)
 
 Result = TypeVar("Result")
@@ -126,9 +144,19 @@ class _Parser:
     def _atom_type(self) -> T.Type:
         tok = self.peek()
         if tok.kind == "NAME":
+            if tok.text == "Array":
+                self.advance()
+                shape = self._int_list("the shape of 'Array'")
+                elem_tok = self.peek()
+                elem = self._atom_type()
+                if elem not in (T.R, T.Z, T.BOOL):
+                    raise self.error("array elements are R, Z or Bool (arrays are regular, not nested)", elem_tok)
+                return T.array_type(shape, elem)
             if tok.text not in _TYPE_NAMES:
                 raise self.error(
-                    f"unknown type '{tok.text}': types are R, Z, Bool, (), [T], (A, B), A + B and A -> B", tok
+                    f"unknown type '{tok.text}': types are R, Z, Bool, (), [T], (A, B), A + B, A -> B "
+                    "and Array [k1, ...] R",
+                    tok,
                 )
             self.advance()
             return _TYPE_NAMES[tok.text]
@@ -192,7 +220,7 @@ class _Parser:
         self.refuse_keyword(tok)
         if tok.kind != "NAME":
             raise self.error(f"expected a name, found {tok.describe()}", tok)
-        if tok.text in _BUILTINS:
+        if tok.text in _BUILTINS or tok.text in _ARRAY_FORMS:
             raise self.error(f"'{tok.text}' is a built-in name and is reserved: it cannot be bound", tok)
         return self.advance().text
 
@@ -410,6 +438,10 @@ class _Parser:
         while self.peek().kind in _ATOM_START:
             arg = self._atom(None)
             result = A.App(result, arg, span=_join(result.span, arg.span))
+        while self.peek().kind == "!":
+            self.advance()
+            idxs = self._expr_list("[", "]", "an index after '!'")
+            result = A.Index(result, idxs, span=self.span_from(result.span))
         for tok in reversed(minuses):
             result = A.Neg(result, span=_join(tok.span, result.span))
         return result
@@ -418,9 +450,15 @@ class _Parser:
         tok = self.peek()
         kind = tok.kind
         if kind == "NAME":
+            if tok.text in _ARRAY_FORMS:
+                return self.nested(self._array_form)
             self.advance()
             node = A.Builtin if tok.text in _BUILTINS else A.Var
             return node(tok.text, span=tok.span)
+        if kind == "[|":
+            opener = tok
+            items = self.nested(lambda: self._expr_list("[|", "|]", "an array literal"))
+            return A.ArrayLit(items, span=self.span_from(opener.span))
         if kind == "INT":
             self.advance()
             return A.IntLit(tok.value, span=tok.span)
@@ -468,6 +506,109 @@ class _Parser:
                 items.append(self.expr())
         self._close("]", opener)
         return A.ListLit(items, span=self.span_from(opener.span))
+
+    def _expr_list(self, open_kind: str, close_kind: str, what: str) -> list[A.Expr]:
+        """`open e1, ..., en close` (n ≥ 0)."""
+        opener = self.peek()
+        if opener.kind != open_kind:
+            raise self.error(f"expected '{open_kind}' to start {what}, found {opener.describe()}", opener)
+        self.advance()
+        items: list[A.Expr] = []
+        if self.peek().kind != close_kind:
+            items.append(self.expr())
+            while self.accept(","):
+                items.append(self.expr())
+        self._close(close_kind, opener)
+        return items
+
+    def _int_list(self, what: str) -> list[int]:
+        """`[k1, ..., kn]` of integer literals (n ≥ 0): a static shape or permutation."""
+        opener = self.peek()
+        if opener.kind != "[":
+            raise self.error(f"expected '[' to start {what} (a list of integer literals), found {opener.describe()}")
+        self.advance()
+        items: list[int] = []
+        if self.peek().kind != "]":
+            items.append(self._int_literal(what))
+            while self.accept(","):
+                items.append(self._int_literal(what))
+        self._close("]", opener)
+        return items
+
+    def _int_literal(self, what: str) -> int:
+        tok = self.peek()
+        if tok.kind != "INT":
+            raise self.error(f"{what} must be integer literals (sizes are static), found {tok.describe()}", tok)
+        self.advance()
+        return tok.value
+
+    def _array_form(self) -> A.Expr:
+        """An array form of seed 004 §3.2, e.g. `build [3, 4] (\\[i, j] -> a ! [j, i])`."""
+        head = self.advance()
+        name = head.text
+        usage = f"'{name}' is used as {_FORM_USAGE[name]}"
+        static: list[int] = []
+        args: list[A.Expr] = []
+        params: list[str] = []
+        body: A.Expr | None = None
+        idxs: list[A.Expr] = []
+        for kind in _FORM_ARGS[name]:
+            tok = self.peek()
+            if kind == "k":
+                if tok.kind != "INT":
+                    raise self.error(f"expected an integer literal, found {tok.describe()}: {usage}", tok)
+                static.append(self._int_literal(usage))
+            elif kind == "ks":
+                static = self._int_list(f"the static argument of '{name}'")
+            elif kind == "t":
+                if tok.kind not in _ATOM_START:
+                    raise self.error(f"expected an argument, found {tok.describe()}: {usage}", tok)
+                args.append(self._atom(head))
+            else:
+                params, body, idxs = self._index_function(kind, usage)
+        span = self.span_from(head.span)
+        if name in ("build1", "build"):
+            assert body is not None
+            shape = static if name == "build" else static[:1]
+            return A.Build(shape, params, body, one=name == "build1", span=span)
+        if name in ("gather", "scatter", "scatterMax"):
+            return A.Gather(name, static, args[0], params, idxs, span=span)
+        return A.ArrayPrim(name, static, args, span=span)
+
+    def _index_function(self, kind: str, usage: str) -> tuple[list[str], A.Expr | None, list[A.Expr]]:
+        """`(\\i -> t)`, `(\\[i1, ...] -> t)` or `(\\[i1, ...] -> [j1, ...])` of an array form."""
+        opener = self.peek()
+        if opener.kind != "(" or self.peek_next().kind != "\\":
+            raise self.error(f"expected a parenthesised lambda, found {opener.describe()}: {usage}", opener)
+        self.advance()
+        self.advance()
+        if kind == "fn1":
+            params = [self._index_name()]
+        else:
+            lb = self.expect("[", f" (the lambda takes a list of index names): {usage}")
+            params = []
+            if self.peek().kind != "]":
+                params.append(self._index_name())
+                while self.accept(","):
+                    params.append(self._index_name())
+            self._close("]", lb)
+        if len(set(params) - {"_"}) != len([p for p in params if p != "_"]):
+            raise self.error("an index name is bound twice in the same lambda", opener)
+        self.expect("->", f" after the index names: {usage}")
+        body: A.Expr | None = None
+        idxs: list[A.Expr] = []
+        if kind == "ix":
+            idxs = self._expr_list("[", "]", f"the target index: {usage}")
+        else:
+            body = self.expr()
+        self._close(")", opener)
+        return params, body, idxs
+
+    def _index_name(self) -> str:
+        if self.peek().kind == "_":
+            self.advance()
+            return "_"
+        return self.bindable_name()
 
     def _par(self) -> A.Expr:
         start = self.advance()

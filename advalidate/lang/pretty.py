@@ -108,7 +108,7 @@ def _level(e: A.Expr) -> int:
         return _CONS
     if isinstance(e, A.Neg):
         return _UNARY
-    if isinstance(e, A.App):
+    if isinstance(e, (A.App, A.Index, A.Build, A.Gather, A.ArrayPrim)):
         return _APP
     return _ATOM
 
@@ -140,7 +140,33 @@ def _simple(e: A.Expr, ind: int, flat: bool) -> str:
         return "[" + ", ".join(_show(i, _EXPR, ind + 1, flat) for i in e.items) + "]"
     if isinstance(e, A.Par):
         return f"par({_show(e.left, _EXPR, ind + 4, flat)}, {_show(e.right, _EXPR, ind + 4, flat)})"
+    if isinstance(e, A.ArrayLit):
+        return "[| " + ", ".join(_show(i, _EXPR, ind + 3, flat) for i in e.items) + (" |]" if e.items else "|]")
+    if isinstance(e, A.Index):
+        return f"{_show(e.arr, _APP, ind, flat)} ! {_exprs(e.idxs, ind, flat)}"
+    if isinstance(e, A.Build):
+        if e.one:
+            return f"build1 {e.shape[0]} (\\{e.params[0]} -> {_show(e.body, _EXPR, ind + 2, flat)})"
+        head = f"build {_ints(e.shape)} (\\[{', '.join(e.params)}] -> "
+        return head + _show(e.body, _EXPR, ind + 2, flat) + ")"
+    if isinstance(e, A.Gather):
+        arr = _show(e.arr, _ATOM, ind, flat)
+        fn = f"(\\[{', '.join(e.params)}] -> {_exprs(e.idxs, ind, flat)})"
+        return f"{e.kind} {_ints(e.shape)} {arr} {fn}"
+    if isinstance(e, A.ArrayPrim):
+        static = [] if not e.static and e.name != "tr" and e.name != "reshape" else [_ints(e.static)]
+        if e.name == "replicate":
+            static = [str(e.static[0])]
+        return " ".join([e.name, *static, *(_show(a, _ATOM, ind, flat) for a in e.args)])
     raise TypeError(f"not an expression: {e!r}")
+
+
+def _ints(ks: list[int]) -> str:
+    return "[" + ", ".join(map(str, ks)) + "]"
+
+
+def _exprs(items: list[A.Expr], ind: int, flat: bool) -> str:
+    return "[" + ", ".join(_show(i, _EXPR, ind + 1, flat) for i in items) + "]"
 
 
 def _tuple_items(e: A.PairE) -> list[A.Expr]:

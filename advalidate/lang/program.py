@@ -16,6 +16,7 @@ import mpmath
 
 from . import ast as A
 from . import core as C
+from .arrays import OpsArrays, VectorArrays
 from .compile import INT_PRIMS, Budget, Compiler, list_prims
 from .deep import run_deep
 from .numeric import DEFAULT_DPS, ReferenceOps, reference_ops
@@ -70,6 +71,7 @@ def numeric_prims(ops: Any) -> dict[str, Callable]:
     """The primitive table of the source language over an `ops` namespace."""
     prims: dict[str, Callable] = {name: getattr(ops, name) for name in REAL_OP_NAMES + CMP_OP_NAMES}
     prims["const"] = ops.const
+    prims["arrays"] = VectorArrays(ops) if isinstance(ops, ReferenceOps) else OpsArrays(ops)
     prims.update(INT_PRIMS)
     prims.update(list_prims(ops.add, lambda: ops.const(0.0)))
     return prims

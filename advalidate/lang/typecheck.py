@@ -3,10 +3,16 @@
 Every expression node gets its type in `node.ty`; at the end unresolved numeric variables default
 to `R` (so `\\x -> x + x` is `R -> R`) and others to `()`. `+ - *`, unary minus, `sum` and the
 comparisons `< <= > >=` are overloaded on R and Z; `/` is R only and `==` is Z only.
+
+Arrays (seed 004 §3.2, Fig. 8): the arithmetic operators, comparisons, the unary built-ins, `real`,
+`div` and `mod` also work element-wise on arrays of equal shapes. The array forms need the shape
+of their array argument when they are checked (shapes are static): it comes from an annotation or
+from the expression that made the array, and a shape mismatch names both shapes.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -15,6 +21,7 @@ from .errors import TypeCheckError
 from .types import (
     BOOL,
     UNIT,
+    Array,
     Arrow,
     Int,
     List,
@@ -27,21 +34,24 @@ from .types import (
     Unit,
     Z,
     any_part,
+    array_type,
+    is_bool,
     prune,
     resolve,
     show_type,
 )
 
 
-def _v(numeric: bool = False) -> TVar:
-    return TVar(numeric=numeric)
+def _v(numeric: bool = False, **flags: bool) -> TVar:
+    return TVar(numeric=numeric, **flags)
 
 
 def _builtin_type(name: str) -> Type:
     """A fresh instance of a built-in's type scheme."""
     a, b, c = _v(), _v(), _v()
     if name in A.UNARY_REAL:
-        return Arrow(R, R)
+        r = _v(numeric=True, reals=True)  # R -> R, or element-wise on Array sh R
+        return Arrow(r, r)
     table: dict[str, Callable[[], Type]] = {
         "fst": lambda: Arrow(Pair(a, b), a),
         "snd": lambda: Arrow(Pair(a, b), b),
@@ -55,7 +65,7 @@ def _builtin_type(name: str) -> Type:
         "length": lambda: Arrow(List(a), Z),
     }
     if name == "sum":
-        n = _v(numeric=True)
+        n = _v(numeric=True, scalar=True)
         return Arrow(List(n), n)
     return table[name]()
 
@@ -64,6 +74,7 @@ def _builtin_type(name: str) -> Type:
 # type's tree in one step. Traversals below remember visited nodes, and `check_sizes` refuses types
 # whose tree is larger than this, so such programs fail fast instead of taking exponential time.
 MAX_TYPE_SIZE = 100_000
+MAX_ARRAY_ELEMENTS = 10_000_000  # every array is allocated whole: bigger ones are refused before they run
 
 
 class _InfiniteType(Exception):
@@ -84,11 +95,27 @@ def _occurs(v: TVar, t: Type, seen: set[int] | None = None) -> bool:
     seen.add(id(t))
     if isinstance(t, (Pair, Sum)):
         return _occurs(v, t.left, seen) or _occurs(v, t.right, seen)
-    if isinstance(t, List):
+    if isinstance(t, (List, Array)):
         return _occurs(v, t.elem, seen)
     if isinstance(t, Arrow):
         return _occurs(v, t.dom, seen) or _occurs(v, t.cod, seen)
     return False
+
+
+def _admits(v: TVar, t: Type) -> bool:
+    """Whether the constrained variable `v` may become the (non-variable) type `t`."""
+    if not v.numeric:
+        return True
+    base = t
+    if isinstance(t, Array):
+        if v.scalar:
+            return False
+        base = prune(t.elem)
+    if v.reals:
+        return isinstance(base, Real)
+    if v.ints:
+        return isinstance(base, Int)
+    return isinstance(base, (Real, Int))
 
 
 def _unify(a: Type, b: Type, seen: set[tuple[int, int]] | None = None) -> bool:
@@ -103,9 +130,12 @@ def _unify(a: Type, b: Type, seen: set[tuple[int, int]] | None = None) -> bool:
         v, t = (a, b) if isinstance(a, TVar) else (b, a)
         if isinstance(t, TVar):
             t.numeric = t.numeric or v.numeric
+            t.reals, t.ints, t.scalar = t.reals or v.reals, t.ints or v.ints, t.scalar or v.scalar
+            if t.reals and t.ints:
+                return False
             v.ref = t
             return True
-        if v.numeric and not isinstance(t, (Real, Int)):
+        if not _admits(v, t):
             return False
         if _occurs(v, t):
             raise _InfiniteType(v, t)
@@ -123,6 +153,8 @@ def _unify(a: Type, b: Type, seen: set[tuple[int, int]] | None = None) -> bool:
         return _unify(a.left, b.left, seen) and _unify(a.right, b.right, seen)
     if isinstance(a, List):
         return _unify(a.elem, b.elem, seen)
+    if isinstance(a, Array):
+        return a.shape == b.shape and _unify(a.elem, b.elem, seen)
     if isinstance(a, Arrow):
         return _unify(a.dom, b.dom, seen) and _unify(a.cod, b.cod, seen)
     return False
@@ -135,7 +167,7 @@ def _tree_size(t: Type, memo: dict[int, int]) -> int:
     if key not in memo:
         if isinstance(t, (Pair, Sum)):
             memo[key] = 1 + _tree_size(t.left, memo) + _tree_size(t.right, memo)
-        elif isinstance(t, List):
+        elif isinstance(t, (List, Array)):
             memo[key] = 1 + _tree_size(t.elem, memo)
         elif isinstance(t, Arrow):
             memo[key] = 1 + _tree_size(t.dom, memo) + _tree_size(t.cod, memo)
@@ -153,6 +185,8 @@ def _resolve_shared(t: Type, memo: dict[int, Type]) -> Type:
             memo[key] = type(t)(_resolve_shared(t.left, memo), _resolve_shared(t.right, memo))
         elif isinstance(t, List):
             memo[key] = List(_resolve_shared(t.elem, memo))
+        elif isinstance(t, Array):
+            memo[key] = Array(t.shape, _resolve_shared(t.elem, memo))
         elif isinstance(t, Arrow):
             memo[key] = Arrow(_resolve_shared(t.dom, memo), _resolve_shared(t.cod, memo))
         else:
@@ -164,6 +198,10 @@ def _describe(t: Type, names: dict[str, str] | None = None) -> str:
     """A type for a message; `names` shares variable names between the types of one message."""
     t = prune(t)
     if isinstance(t, TVar):
+        if t.reals:
+            return "a real (R, or an array of R)"
+        if t.ints:
+            return "an integer (Z, or an array of Z)"
         return "a number (R or Z)" if t.numeric else "any type"
     if _tree_size(t, {}) > 200:
         return "a very large type"
@@ -247,6 +285,8 @@ class _Checker:
     # ---- expressions ----
     def infer(self, e: A.Expr, env: dict[str, Type]) -> Type:
         t = self._infer(e, env)
+        if isinstance(t, Array) and math.prod(t.shape) > MAX_ARRAY_ELEMENTS:
+            raise self.fail(e, f"this array has {math.prod(t.shape):,} elements, more than {MAX_ARRAY_ELEMENTS:,}")
         e.ty = t
         self.nodes.append(e)
         return t
@@ -307,9 +347,173 @@ class _Checker:
             n = _v(numeric=True)
             self.expect(e.arg, n, self.infer(e.arg, env), "the operand of unary `-`")
             return n
+        if isinstance(e, A.ArrayLit):
+            return self._array_lit(e, env)
+        if isinstance(e, A.Build):
+            return self._build(e, env)
+        if isinstance(e, A.Index):
+            sh, elem = self.array_shape(e.arr, self.infer(e.arr, env), "the indexed expression")
+            if len(e.idxs) > len(sh):
+                raise self.fail(e, f"{len(e.idxs)} indices into an array of rank {len(sh)} (shape {_shape(sh)})")
+            self._indices(e.idxs, env, "an index")
+            return array_type(sh[len(e.idxs) :], elem)
+        if isinstance(e, A.Gather):
+            return self._gather(e, env)
+        if isinstance(e, A.ArrayPrim):
+            return self._array_prim(e, env)
         raise AssertionError(f"unknown node {type(e).__name__}")
 
+    # ---- arrays (seed 004 §3.2, Fig. 8) ----
+    def array_shape(self, node: A.Node, t: Type, what: str) -> tuple[tuple[int, ...], Type]:
+        """(shape, element type) of `t`, which must be an array (or a scalar R, Z, Bool) known by now."""
+        t = prune(t)
+        if isinstance(t, TVar):
+            if not t.numeric:
+                raise self.fail(
+                    node,
+                    f"the shape of {what} must be known here (shapes are static): annotate the parameter it comes "
+                    "from, e.g. `\\\\(a : Array [3] R) -> ...`",
+                )
+            t.ref = Int() if t.ints else R  # a number not fixed by anything else: its default
+            t = prune(t)
+        if isinstance(t, Array):
+            return t.shape, prune(t.elem)
+        if isinstance(t, (Real, Int)) or is_bool(t):
+            return (), t
+        raise self.fail(
+            node, f"{what} should be an array (`Array [k1, ...] R`, Z or Bool), but has type {_describe(t)}"
+        )
+
+    def _array_lit(self, e: A.ArrayLit, env: dict[str, Type]) -> Type:
+        if not e.items:
+            return array_type((0,), R)
+        first = self.infer(e.items[0], env)
+        for i, item in enumerate(e.items[1:], start=2):
+            self.expect_shape(item, first, self.infer(item, env), f"array element {i}")
+        sh, elem = self.array_shape(e.items[0], first, "an array element")
+        return array_type((len(e.items), *sh), elem)
+
+    def expect_shape(self, node: A.Node, expected: Type, found: Type, what: str) -> None:
+        """`expect`, with both shapes in the message when two arrays differ in shape."""
+        if self.unify(node, expected, found):
+            return
+        a, b = prune(expected), prune(found)
+        if isinstance(a, (Array, Real, Int)) and isinstance(b, (Array, Real, Int)):
+            sa, sb = (x.shape if isinstance(x, Array) else () for x in (a, b))
+            if sa != sb:
+                raise self.fail(
+                    node,
+                    f"shape mismatch: {what} has shape {_shape(sb)} ({_describe(b)}), expected {_shape(sa)} "
+                    f"({_describe(a)})",
+                )
+        self.expect(node, expected, found, what)
+
+    def _indices(self, idxs: list[A.Expr], env: dict[str, Type], what: str) -> None:
+        for i, ix in enumerate(idxs, start=1):
+            self.expect(ix, Z, self.infer(ix, env), f"{what} ({i} of {len(idxs)}; indices are Z)")
+
+    def _index_env(self, params: list[str], env: dict[str, Type]) -> dict[str, Type]:
+        inner = dict(env)
+        for p in params:
+            if p != "_":
+                inner[p] = Z
+        return inner
+
+    def _build(self, e: A.Build, env: dict[str, Type]) -> Type:
+        if len(e.params) != len(e.shape):
+            raise self.fail(
+                e, f"`build` of shape {_shape(e.shape)} needs {len(e.shape)} index names, found {len(e.params)}"
+            )
+        body = self.infer(e.body, self._index_env(e.params, env))
+        sh, elem = self.array_shape(e.body, body, "the body of `build`")
+        return array_type((*e.shape, *sh), elem)
+
+    def _gather(self, e: A.Gather, env: dict[str, Type]) -> Type:
+        ash, elem = self.array_shape(e.arr, self.infer(e.arr, env), f"the array of `{e.kind}`")
+        self._indices(e.idxs, self._index_env(e.params, env), "a target index" if e.kind != "gather" else "an index")
+        n, m = len(e.params), len(e.idxs)
+        if e.kind == "gather":
+            if n != len(e.shape):
+                raise self.fail(e, f"`gather` of shape {_shape(e.shape)} needs {len(e.shape)} index names, found {n}")
+            if m > len(ash):
+                raise self.fail(e, f"`gather` reads {m} indices from an array of rank {len(ash)} (shape {_shape(ash)})")
+            return array_type((*e.shape, *ash[m:]), elem)
+        if n > len(ash):
+            raise self.fail(
+                e, f"`{e.kind}` names {n} source indices of an array of rank {len(ash)} (shape {_shape(ash)})"
+            )
+        if m != len(e.shape):
+            raise self.fail(
+                e, f"`{e.kind}` into shape {_shape(e.shape)} needs target indices of length {len(e.shape)}, found {m}"
+            )
+        if elem not in (R, Z):
+            raise self.fail(e.arr, f"`{e.kind}` combines numbers: its array must hold R or Z, not {_describe(elem)}")
+        return array_type((*e.shape, *ash[n:]), elem)
+
+    def _array_prim(self, e: A.ArrayPrim, env: dict[str, Type]) -> Type:  # noqa: C901 - one case per form
+        name = e.name
+        if name in ("div", "mod"):
+            n = _v(numeric=True, ints=True)
+            for i, a in enumerate(e.args):
+                self.expect_shape(a, n, self.infer(a, env), f"the {'left' if i == 0 else 'right'} operand of `{name}`")
+            return n
+        if name == "cond":
+            c, s, t = e.args
+            ct = prune(self.infer(c, env))
+            st = self.infer(s, env)
+            self.expect_shape(t, st, self.infer(t, env), "the third argument of `cond` (it must match the second)")
+            if isinstance(ct, Array):
+                if not is_bool(ct.elem):
+                    raise self.fail(c, f"the condition of `cond` should hold Bool, but has type {_describe(ct)}")
+                sh, _ = self.array_shape(s, st, "the second argument of `cond`")
+                if sh != ct.shape:
+                    raise self.fail(
+                        e,
+                        f"shape mismatch: the condition of `cond` has shape {_shape(ct.shape)}, "
+                        f"its branches {_shape(sh)}",
+                    )
+            else:
+                self.expect(c, BOOL, ct, "the condition of `cond`")
+            return st
+        (arg,) = e.args
+        sh, elem = self.array_shape(arg, self.infer(arg, env), f"the argument of `{name}`")
+        if name in ("sumOuter", "maxOuter", "minOuter"):
+            if not sh:
+                raise self.fail(
+                    arg, f"`{name}` reduces the outer dimension: its argument must have rank ≥ 1, not a scalar"
+                )
+            if elem not in (R, Z):
+                raise self.fail(arg, f"`{name}` needs an array of R or Z, not {_describe(elem)}")
+            if name != "sumOuter" and sh[0] == 0:
+                raise self.fail(arg, f"`{name}` of an empty outer dimension (shape {_shape(sh)}) has no value")
+            return array_type(sh[1:], elem)
+        if name == "replicate":
+            return array_type((e.static[0], *sh), elem)
+        if name == "tr":
+            if sorted(e.static) != list(range(len(sh))):
+                raise self.fail(
+                    e, f"`tr {_shape(e.static)}` is not a permutation of the {len(sh)} dimensions of shape {_shape(sh)}"
+                )
+            return array_type(tuple(sh[p] for p in e.static), elem)
+        assert name == "reshape"
+        if math.prod(e.static) != math.prod(sh):
+            raise self.fail(
+                e,
+                f"`reshape` from shape {_shape(sh)} ({math.prod(sh)} elements) to {_shape(e.static)} "
+                f"({math.prod(e.static)} elements)",
+            )
+        return array_type(e.static, elem)
+
     def _app(self, e: A.App, env: dict[str, Type]) -> Type:
+        if isinstance(e.fn, A.Builtin) and e.fn.name == "real":
+            # `real` is Z -> R, and element-wise Array sh Z -> Array sh R
+            a = prune(self.infer(e.arg, env))
+            self.infer(e.fn, env)
+            if isinstance(a, Array):
+                self.expect(e.arg, Array(a.shape, Z), a, "the argument of `real`")
+                return Array(a.shape, R)
+            self.expect(e.arg, Z, a, "the argument")
+            return R
         f = prune(self.infer(e.fn, env))
         a = self.infer(e.arg, env)
         if isinstance(f, Arrow):
@@ -365,15 +569,22 @@ class _Checker:
         lt = self.infer(e.left, env)
         rt = self.infer(e.right, env)
         if e.op == "/":
-            operand: Type = R
+            operand: Type = _v(numeric=True, reals=True)
         elif e.op == "==":
-            operand = Z
+            operand = _v(numeric=True, ints=True)
         else:
             operand = _v(numeric=True)
         self.expect(e.left, operand, lt, f"the left operand of `{e.op}`")
-        self.expect(e.right, operand, rt, f"the right operand of `{e.op}`")
+        self.expect_shape(e.right, operand, rt, f"the right operand of `{e.op}`")
         e.operand_ty = operand
-        return BOOL if e.op in A.CMP_OPS else operand
+        if e.op not in A.CMP_OPS:
+            return operand
+        found = prune(operand)
+        if isinstance(found, Array):
+            return Array(found.shape, BOOL)
+        if isinstance(found, TVar):
+            found.scalar = True  # a comparison of numbers not known to be arrays compares scalars
+        return BOOL
 
     def check_sizes(self) -> None:
         """Refuse programs in which some expression's type is larger than MAX_TYPE_SIZE."""
@@ -409,6 +620,10 @@ def _resolve_patterns(n: A.Node, memo: dict[int, Type]) -> None:
         p.ty = _resolve_shared(p.ty, memo)
         if isinstance(p, A.PPair):
             pats += [p.left, p.right]
+
+
+def _shape(sh: tuple[int, ...] | list[int]) -> str:
+    return "[" + ", ".join(map(str, sh)) + "]"
 
 
 def _has_free_var(t: Type) -> bool:

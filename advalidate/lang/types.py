@@ -1,4 +1,6 @@
-"""Types of the language (DESIGN.md, "The language"): seed 000 Fig. 4 with §11's coproducts and lists.
+"""Types of the language (DESIGN.md, "The language"): seed 000 Fig. 4 with §11's coproducts and lists,
+and the shape-typed arrays of seed 004 §3.2 (Fig. 7, 8): `Array [k1, ..., kn] ρ` with ρ ∈ {R, Z, Bool}.
+`Array [] ρ` *is* ρ (`array_type` collapses it), so scalar code is array code of rank 0.
 
 `Bool` is not a type of its own: it *is* `() + ()`, printed as `Bool`, whose values are Python
 `bool` (`true` is `inl ()`). Type variables exist only during inference (`typecheck`), and
@@ -8,6 +10,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -54,6 +57,14 @@ class List(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class Array(Type):
+    """`Array shape elem` of rank ≥ 1 (build it with `array_type`, which maps rank 0 to `elem`)."""
+
+    shape: tuple[int, ...]
+    elem: Type
+
+
+@dataclass(frozen=True, slots=True)
 class Arrow(Type):
     dom: Type
     cod: Type
@@ -64,11 +75,15 @@ _fresh = itertools.count()
 
 @dataclass(eq=False, slots=True)
 class TVar(Type):
-    """A unification variable. `numeric` vars may only become R or Z (and default to R)."""
+    """A unification variable. `numeric` vars may only become R or Z, or arrays of them (and default
+    to R); `reals` / `ints` narrow that to R / Z elements, `scalar` forbids arrays."""
 
     numeric: bool = False
     ref: Type | None = None
     uid: int = field(default_factory=lambda: next(_fresh))
+    reals: bool = False
+    ints: bool = False
+    scalar: bool = False
 
     def __str__(self) -> str:  # pragma: no cover - only seen in debugging
         return show_type(self)
@@ -78,6 +93,30 @@ R = Real()
 Z = Int()
 UNIT = Unit()
 BOOL = Sum(UNIT, UNIT)
+
+
+def array_type(shape: tuple[int, ...] | list[int], elem: Type) -> Type:
+    """`Array shape elem`, where rank 0 is the element type itself (seed 004: R = Array [] R)."""
+    shape = tuple(shape)
+    return Array(shape, elem) if shape else elem
+
+
+def shape_of(t: Type) -> tuple[tuple[int, ...], Type]:
+    """(shape, element type) of an array type or of a scalar type (shape ())."""
+    t = prune(t)
+    if isinstance(t, Array):
+        return t.shape, prune(t.elem)
+    return (), t
+
+
+def elem_kind(elem: Type) -> str:
+    """ "R", "Z" or "Bool": the name of an array element type (for runtimes that pick a dtype)."""
+    elem = prune(elem)
+    if isinstance(elem, Real):
+        return "R"
+    if isinstance(elem, Int):
+        return "Z"
+    return "Bool"
 
 
 def prune(t: Type) -> Type:
@@ -93,6 +132,8 @@ def resolve(t: Type, default_numeric: Type = R, default_other: Type = UNIT) -> T
     """Replace every type variable by its binding, or by the default when it is still free."""
     t = prune(t)
     if isinstance(t, TVar):
+        if t.ints:
+            return Int()
         return default_numeric if t.numeric else default_other
     if isinstance(t, (Pair, Sum)):
         return type(t)(
@@ -100,6 +141,8 @@ def resolve(t: Type, default_numeric: Type = R, default_other: Type = UNIT) -> T
         )
     if isinstance(t, List):
         return List(resolve(t.elem, default_numeric, default_other))
+    if isinstance(t, Array):
+        return Array(t.shape, resolve(t.elem, default_numeric, default_other))
     if isinstance(t, Arrow):
         return Arrow(resolve(t.dom, default_numeric, default_other), resolve(t.cod, default_numeric, default_other))
     return t
@@ -117,7 +160,7 @@ def any_part(t: Type, pred: Callable[[Type], bool]) -> bool:
         return True
     if isinstance(t, (Pair, Sum)):
         return any_part(t.left, pred) or any_part(t.right, pred)
-    if isinstance(t, List):
+    if isinstance(t, (List, Array)):
         return any_part(t.elem, pred)
     if isinstance(t, Arrow):
         return any_part(t.dom, pred) or any_part(t.cod, pred)
@@ -161,6 +204,9 @@ def _show(t: Type, prec: int) -> str:
         return "(" + ", ".join(_show(i, 0) for i in items) + ")"
     if isinstance(t, List):
         return "[" + _show(t.elem, 0) + "]"
+    if isinstance(t, Array):
+        s = "Array [" + ", ".join(map(str, t.shape)) + "] " + _show(t.elem, 2)
+        return s if prec == 0 else "(" + s + ")"
     if isinstance(t, Sum):
         s = _show(t.left, 1) + " + " + _show(t.right, 2)
         return s if prec <= 1 else "(" + s + ")"
@@ -175,4 +221,6 @@ def size_of(t: Type) -> int:
     t = prune(t)
     if isinstance(t, (Pair, Sum)):
         return size_of(t.left) + size_of(t.right)
+    if isinstance(t, Array):
+        return math.prod(t.shape)
     return 1

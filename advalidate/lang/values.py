@@ -4,6 +4,8 @@ Outside the interpreter a value of type R is a float (or an mpmath number), Z an
 `()` the empty tuple, a pair a 2-tuple, a list a Python list and a sum `Inl(v)` / `Inr(v)`.
 Inside, lists are persistent cons cells `(head, tail)` ending in `None`, so that `::` and `case`
 cost O(1); `to_internal` / `to_external` convert at the boundary, guided by the type.
+An array (`Array sh ρ`, rank ≥ 1) is a numpy ndarray of shape sh: float64 for R (an object array of
+mpmath numbers at high precision), int64 for Z, bool for Bool. Its reals are leaves in row-major order.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import mpmath
+import numpy as np
 
 from .errors import ValueParseError
-from .types import Arrow, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune, show_type
+from .types import Array, Arrow, Int, List, Pair, Real, Sum, Type, Unit, array_type, is_bool, prune, show_type
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +43,25 @@ class Inr:
 
 
 def is_real(v: object) -> bool:
-    """A real leaf: anything that is not an int, bool, tuple, list, Inl or Inr (DESIGN.md, flatten)."""
-    return not isinstance(v, (int, bool, tuple, list, Inl, Inr))
+    """A real leaf: anything that is not an int, bool, tuple, list, Inl, Inr or array (DESIGN.md, flatten)."""
+    return not isinstance(v, (int, bool, tuple, list, Inl, Inr, np.ndarray))
+
+
+def real_elements(a: np.ndarray) -> list:
+    """The real elements of an array, row-major (none for an array of Z or Bool)."""
+    if a.dtype.kind in "biu":
+        return []
+    return a.ravel().tolist()
+
+
+def real_array(items: list, shape: tuple[int, ...]) -> np.ndarray:
+    """An array of reals of `shape`: float64 when they are all floats, else an object array."""
+    if all(type(x) is float for x in items):
+        return np.array(items, dtype=np.float64).reshape(shape)
+    out = np.empty(len(items), dtype=object)
+    for k, x in enumerate(items):
+        out[k] = x
+    return out.reshape(shape)
 
 
 def nodes(v: Any) -> Iterator[Any]:
@@ -54,6 +74,8 @@ def nodes(v: Any) -> Iterator[Any]:
             stack.extend(x)
         elif isinstance(x, (Inl, Inr)):
             stack.append(x.value)
+        elif isinstance(x, np.ndarray):
+            stack.extend(x.ravel().tolist())
 
 
 def flatten(v: Any) -> list:
@@ -66,6 +88,8 @@ def flatten(v: Any) -> list:
             stack.extend(reversed(x))
         elif isinstance(x, (Inl, Inr)):
             stack.append(x.value)
+        elif isinstance(x, np.ndarray):
+            out.extend(real_elements(x))
         elif isinstance(x, (bool, int)):
             continue
         else:
@@ -96,6 +120,13 @@ def _unflatten(t: Any, it: Iterator) -> Any:
         return Inr(_unflatten(t.value, it))
     if isinstance(t, (bool, int)):
         return t
+    if isinstance(t, np.ndarray):
+        if t.dtype.kind in "biu":
+            return t
+        items = [next(it, _END) for _ in range(t.size)]
+        if items and items[-1] is _END:
+            raise ValueError("unflatten: fewer reals than the template has real leaves")
+        return real_array(items, t.shape)
     x = next(it, _END)
     if x is _END:
         raise ValueError("unflatten: fewer reals than the template has real leaves")
@@ -113,6 +144,10 @@ def convert(v: Any, ty: Type, real: Callable[[Any], Any], internal: bool) -> Any
         return real(v)
     if isinstance(ty, (Int, Unit)) or is_bool(ty):
         return v
+    if isinstance(ty, Array):
+        if not isinstance(prune(ty.elem), Real):
+            return v
+        return real_array([real(x) for x in np.asarray(v).ravel().tolist()], ty.shape)
     if isinstance(ty, Pair):
         return (convert(v[0], ty.left, real, internal), convert(v[1], ty.right, real, internal))
     if isinstance(ty, Sum):
@@ -165,6 +200,15 @@ def check_value(v: Any, ty: Type, where: str = "value") -> None:
             raise ValueError(f"{where}: expected a list of type {show_type(ty)}, got {v!r}")
         for x in v:
             check_value(x, ty.elem, where)
+    elif isinstance(ty, Array):
+        kinds = {Real: "fO", Int: "iu", Unit: "b"}
+        elem = prune(ty.elem)
+        kind = "b" if is_bool(elem) else kinds[type(elem)]
+        if not (isinstance(v, np.ndarray) and v.shape == ty.shape and v.dtype.kind in kind):
+            got = f"an array of shape {list(v.shape)} and dtype {v.dtype}" if isinstance(v, np.ndarray) else repr(v)
+            raise ValueError(f"{where}: expected a numpy array of type {show_type(ty)}, got {got}")
+        if v.dtype.kind == "O" and not all(isinstance(x, (float, mpmath.mpf)) for x in v.ravel().tolist()):
+            raise ValueError(f"{where}: an object array of type {show_type(ty)} must hold floats or mpmath numbers")
     elif isinstance(ty, Arrow):
         raise ValueError(f"{where}: function values cannot be written")
 
@@ -191,7 +235,23 @@ def show_value(v: Any) -> str:
         return "inl " + _atomic(v.value)
     if isinstance(v, Inr):
         return "inr " + _atomic(v.value)
+    if isinstance(v, np.ndarray):
+        return _show_array(v)
+    if isinstance(v, np.generic):
+        return show_value(v.item())
     return _show_real(v)
+
+
+def _show_array(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return show_value(a.item())
+    if a.shape[0] == 0:
+        return "[| |]"
+    return (
+        "[| "
+        + ", ".join(_show_array(x) if a.ndim > 1 else show_value(x) for x in (a if a.ndim > 1 else a.tolist()))
+        + " |]"
+    )
 
 
 def _atomic(v: Any) -> str:
@@ -269,6 +329,18 @@ def _literal(e: Any, ty: Type, text: str, A: Any) -> Any:  # noqa: C901 - one ca
         if isinstance(e, A.ListLit):
             return [_literal(i, prune(ty.elem), text, A) for i in e.items]
         raise bad(f"expected a list of type {show_type(ty)}, found {_what(e, A)}")
+    if isinstance(ty, Array):
+        if not isinstance(e, A.ArrayLit):
+            raise bad(f"expected an array `[| ... |]` of type {show_type(ty)}, found {_what(e, A)}")
+        if len(e.items) != ty.shape[0]:
+            raise bad(f"expected {ty.shape[0]} elements along this dimension of {show_type(ty)}, found {len(e.items)}")
+        inner = array_type(ty.shape[1:], prune(ty.elem))
+        items = [_literal(i, prune(inner), text, A) for i in e.items]
+        elem = prune(ty.elem)
+        if isinstance(elem, Real):
+            flat = [x for i in items for x in (i.ravel().tolist() if isinstance(i, np.ndarray) else [i])]
+            return real_array(flat, ty.shape)
+        return np.array(items, dtype=np.int64 if isinstance(elem, Int) else np.bool_).reshape(ty.shape)
     raise bad(f"values of type {show_type(ty)} cannot be written")
 
 
@@ -280,5 +352,6 @@ def _what(e: Any, A: Any) -> str:
         A.UnitLit: "`()`",
         A.PairE: "a tuple",
         A.ListLit: "a list",
+        A.ArrayLit: "an array",
     }
     return names.get(type(e), "an expression that is not a literal")

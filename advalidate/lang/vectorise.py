@@ -1,0 +1,278 @@
+"""Running a `build1` body once for all its indices (the reference interpreter's bulk evaluation).
+
+`build1 k (\\i -> t)` means k evaluations of t. When t is made of array-friendly constructs only
+(variables, literals, `let`, pairs, `if` on an index-independent condition, scalar and element-wise
+primitives, index, nested builds, gathers, shape operations and reductions), t is compiled once more
+to code that evaluates it for every i at once: a value that depends on the build's indices carries
+the batch dimensions (k1, ..., kd) of the enclosing builds in front of its own shape; one that does
+not is computed once. Batch dimensions a value does not vary along have size 1 (numpy broadcasts
+them), so nothing is materialised before the build's result. Anything else (function calls,
+recursion, lists, sums, scatter inside a build)
+makes `vectorise_build` return None, and the build runs one element at a time as before.
+
+Both ways give the same values and the same operation counts: an operation computed once for all
+d-fold batched indices counts as many element operations as the loop would perform (`mult`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import core as C
+
+if TYPE_CHECKING:
+    from .compile import Compiler, _Scope
+
+VCode = Callable[[list, list], Any]  # (enclosing frame, vector frame) -> value
+Info = Any  # batch level of a value: 0 (not batched) or d (batched at depth d); pairs: a tuple of two
+
+
+class NotVectorisable(Exception):
+    """The body uses a construct that has no bulk evaluation."""
+
+
+def gather_as_build(e: C.Gather, name: str) -> C.CExpr:
+    """`gather sh a f` = `let a' = a in build sh (\\is -> a' ! f is)` (seed 004 §3.3), with the
+    array (and the fill value) evaluated once."""
+    rest = e.shape[len(e.params) :]
+    fill = None if e.fill is None else C.Var(name + "z")
+    body: C.CExpr = C.Idx(C.Var(name), list(e.idxs), rest, e.elem, fill)
+    for d in reversed(range(len(e.params))):
+        body = C.Build1(e.shape[d], e.params[d], body, e.shape[d:], e.elem)
+    body = C.Let(name, e.arr, body)
+    return body if e.fill is None else C.Let(name + "z", e.fill, body)
+
+
+def scatter_targets(e: C.Scatter) -> list[C.CExpr]:
+    """Each target index of a scatter as an integer array over the source positions (a `build`)."""
+    out = []
+    for t in e.idxs:
+        body = t
+        for d in reversed(range(len(e.params))):
+            body = C.Build1(e.src[d], e.params[d], body, e.src[d:], "Z")
+        out.append(body)
+    return out
+
+
+def vectorise_build(compiler: Compiler, e: C.Build1, scope: _Scope) -> Callable[[list], Any] | None:
+    """Bulk code for `e` in the enclosing scope, or None when its body does not vectorise."""
+    v = _Vectoriser(compiler, scope)
+    try:
+        code, info = v.build(e, (), {})
+    except NotVectorisable:
+        return None
+    size = v.size
+    return lambda f: code(f, [None] * size)
+
+
+class _Vectoriser:
+    def __init__(self, compiler: Compiler, scope: _Scope) -> None:
+        self.c = compiler
+        self.ns = compiler.prims["arrays"]
+        self.scope = scope
+        self.size = 0
+
+    def slot(self) -> int:
+        self.size += 1
+        return self.size - 1
+
+    # ---- levels ----
+    def lift(self, code: VCode, info: Info, batch: tuple[int, ...]) -> VCode:
+        """Code giving the value with batch dimensions of depth len(batch) (size 1 where it is constant)."""
+        d = len(batch)
+        if isinstance(info, tuple):
+            lc = self.lift(lambda f, v: code(f, v)[0], info[0], batch)
+            rc = self.lift(lambda f, v: code(f, v)[1], info[1], batch)
+            return lambda f, v: (lc(f, v), rc(f, v))
+        if info == d:
+            return code
+        axes = tuple(range(info, d))
+
+        return lambda f, v: np.expand_dims(np.asarray(code(f, v)), axes)
+
+    # ---- expressions ----
+    def expr(self, e: C.CExpr, batch: tuple, env: dict) -> tuple[VCode, Info]:  # noqa: C901 - one case per node
+        d = len(batch)
+        if isinstance(e, C.Var):
+            if e.name in env:
+                i, info = env[e.name]
+                code: VCode = lambda f, v: v[i]
+                if isinstance(info, int) and 0 < info < d:
+                    return self.lift(code, info, batch), d
+                return code, info
+            access = self.c.expr(e, self.scope)
+            return (lambda f, v: access(f)), 0
+        if isinstance(e, C.Const):
+            value = e.value
+            if isinstance(value, float) and not e.deriv:
+                const, n = self.c.prims["const"], math.prod(batch)
+                ns = self.ns
+
+                def literal(f: list, v: list) -> Any:
+                    ns.count(n - 1)
+                    return const(value)
+
+                return literal, 0
+            return (lambda f, v: value), 0
+        if isinstance(e, C.Let):
+            rc, ri = self.expr(e.rhs, batch, env)
+            i = self.slot()
+            bc, bi = self.expr(e.body, batch, {**env, e.name: (i, ri)})
+
+            def let(f: list, v: list) -> Any:
+                v[i] = rc(f, v)
+                return bc(f, v)
+
+            return let, bi
+        if isinstance(e, C.PairC):
+            lc, li = self.expr(e.left, batch, env)
+            rc, ri = self.expr(e.right, batch, env)
+            return (lambda f, v: (lc(f, v), rc(f, v))), (li, ri)
+        if isinstance(e, (C.Fst, C.Snd)):
+            ac, ai = self.expr(e.arg, batch, env)
+            k = 0 if isinstance(e, C.Fst) else 1
+            return (lambda f, v: ac(f, v)[k]), (ai[k] if isinstance(ai, tuple) else ai)
+        if isinstance(e, C.If):
+            cc, ci = self.expr(e.cond, batch, env)
+            if ci != 0:
+                raise NotVectorisable("a condition that depends on the build's index")
+            tc, ti = self.expr(e.then, batch, env)
+            oc, oi = self.expr(e.orelse, batch, env)
+            if ti != oi:
+                tc, oc, ti = self.lift(tc, ti, batch), self.lift(oc, oi, batch), _full(ti, d)
+            return (lambda f, v: tc(f, v) if cc(f, v) else oc(f, v)), ti
+        if isinstance(e, (C.Op, C.Elementwise)):
+            return self.prim(e, batch, env)
+        if isinstance(e, C.ArrLit):
+            items = [self.expr(i, batch, env) for i in e.items]
+            if all(info == 0 for _, info in items):
+                codes = [c for c, _ in items]
+                shape, elem, ns = e.shape, e.elem, self.ns
+                return (lambda f, v: ns.from_items([c(f, v) for c in codes], shape, elem)), 0
+            codes = [self.lift(c, info, batch) for c, info in items]
+            return (lambda f, v: np.stack(np.broadcast_arrays(*[c(f, v) for c in codes]), axis=d)), d
+        if isinstance(e, C.Build1):
+            return self.build(e, batch, env)
+        if isinstance(e, C.Idx):
+            return self.index(e, batch, env)
+        if isinstance(e, C.Gather):
+            name = f"#vg{id(e)}"
+            return self.expr(gather_as_build(e, name), batch, env)
+        if isinstance(e, C.ArrOp) and e.fold_fn is None:
+            return self.arr_op(e, batch, env)
+        raise NotVectorisable(type(e).__name__)
+
+    def build(self, e: C.Build1, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        d = len(batch)
+        inner = batch + (e.k,)
+        i = self.slot()
+        grid = np.arange(e.k, dtype=np.int64).reshape((1,) * d + (e.k,))
+        bc, bi = self.expr(e.body, inner, {**env, e.param: (i, d + 1)})
+        body = self.lift(bc, bi, inner)
+        if d:
+
+            def nested(f: list, v: list) -> Any:
+                v[i] = grid
+                return body(f, v)
+
+            return nested, d
+        shape = e.shape
+
+        def build(f: list, v: list) -> Any:
+            v[i] = grid
+            return np.array(np.broadcast_to(body(f, v), shape))
+
+        return build, 0
+
+    def prim(self, e: C.Op | C.Elementwise, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        if isinstance(e, C.Op) and (e.op in C.LIST_OPS or e.op not in _BULK_OPS):
+            raise NotVectorisable(e.op)
+        args = [self.expr(a, batch, env) for a in e.args]
+        if any(isinstance(info, tuple) for _, info in args):
+            raise NotVectorisable("a primitive on a pair")
+        batched = any(info for _, info in args)
+        codes = [c for c, _ in args]
+        op, ns = e.op, self.ns
+        shape = getattr(e, "shape", ())
+        elem = getattr(e, "elem", "R")
+        n = math.prod(batch) * math.prod(shape)
+        return (lambda f, v: ns.elementwise(op, [c(f, v) for c in codes], shape, elem, n)), (
+            len(batch) if batched else 0
+        )
+
+    def index(self, e: C.Idx, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        ac, ai = self.expr(e.arr, batch, env)
+        idxs = [self.expr(i, batch, env) for i in e.idxs]
+        fc = None
+        if e.fill is not None:
+            fc, fi = self.expr(e.fill, batch, env)
+            if fi != 0:
+                raise NotVectorisable("a fill value that depends on the build's index")
+        ns, shape, elem = self.ns, e.shape, e.elem
+        if ai == 0 and all(info == 0 for _, info in idxs):
+            codes = [c for c, _ in idxs]
+            return (lambda f, v: ns.index(ac(f, v), [c(f, v) for c in codes], shape, elem, fc and fc(f, v))), 0
+        d = len(batch)
+        codes = [c for c, _ in idxs]
+        if ai == 0:
+            return (lambda f, v: ns.take(ac(f, v), [c(f, v) for c in codes], elem, fc and fc(f, v))), d
+
+        def batched_index(f: list, v: list) -> Any:
+            a = np.asarray(ac(f, v))
+            grids = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (d - k - 1)) for k, n in enumerate(a.shape[:d])]
+            return ns.take(a, grids + [c(f, v) for c in codes], elem, fc and fc(f, v))
+
+        return batched_index, d
+
+    def arr_op(self, e: C.ArrOp, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        args = [self.expr(a, batch, env) for a in e.args]
+        ns, op, static, shape, elem = self.ns, e.op, e.static, e.shape, e.elem
+        if all(info == 0 for _, info in args):
+            codes = [c for c, _ in args]
+            n = math.prod(batch)
+
+            def once(f: list, v: list) -> Any:
+                before = ns.ops.ops
+                out = ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None)
+                ns.count((ns.ops.ops - before) * (n - 1))
+                return out
+
+            return once, 0
+        d = len(batch)
+        codes = [self.lift(c, info, batch) for c, info in args]
+        if op == "cond":
+            return (lambda f, v: np.where(*[c(f, v) for c in codes])), d
+        (a,) = codes
+        if op == "replicate":
+            k = static[0]
+            return (lambda f, v: _replicate(a(f, v), d, k)), d
+        if op == "tr":
+            perm = list(range(d)) + [d + p for p in static]
+            return (lambda f, v: np.ascontiguousarray(np.transpose(a(f, v), perm))), d
+        if op == "reshape":
+            return (lambda f, v: np.reshape(_materialise(a(f, v), batch), batch + shape)), d
+        full = batch + shape
+        return (lambda f, v: np.asarray(ns.reduce(op, np.moveaxis(_materialise(a(f, v), batch), d, 0), full, elem))), d
+
+
+def _materialise(x: Any, batch: tuple) -> np.ndarray:
+    """`x` with its batch dimensions at full size (a broadcast view)."""
+    x = np.asarray(x)
+    return np.broadcast_to(x, batch + x.shape[len(batch) :])
+
+
+def _replicate(x: Any, d: int, k: int) -> np.ndarray:
+    x = np.expand_dims(np.asarray(x), d)
+    return np.broadcast_to(x, x.shape[:d] + (k,) + x.shape[d + 1 :])
+
+
+def _full(info: Info, d: int) -> Info:
+    return (_full(info[0], d), _full(info[1], d)) if isinstance(info, tuple) else d
+
+
+_BULK_OPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan"))
+_BULK_OPS |= {"real", "lt", "le", "gt", "ge"} | set(C.INT_OPS)

@@ -1,0 +1,112 @@
+"""Arrays in the language (seed 004 §3): syntax, types, the reference semantics and its bulk evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import advalidate as adv
+from advalidate.lang import arrays
+from advalidate.lang.errors import TypeCheckError
+from advalidate.lang.program import run_reference
+
+MATMUL = r"""\((a, b) : (Array [2, 3] R, Array [3, 2] R)) ->
+  build [2, 2] (\[i, j] -> sumOuter (build1 3 (\p -> a ! [i, p] * b ! [p, j])))"""
+
+
+def run(src: str, value: str, numeric: str = "float"):
+    prog = adv.parse(src)
+    return run_reference(prog, adv.parse_value(value, prog.input_type), numeric=numeric)
+
+
+def test_scatter_example_of_section_3_3():
+    # seed 004 §3.3: scatter [6] [1..9] (\[i] -> [i div 2]) = [3, 7, 11, 15, 9, 0]
+    r = run(
+        r"\(a : Array [9] R) -> scatter [6] a (\[i] -> [div i 2])", "[| 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0 |]"
+    )
+    assert r.value.tolist() == [3.0, 7.0, 11.0, 15.0, 9.0, 0.0]
+
+
+def test_matmul_equals_numpy():
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(6.0).reshape(3, 2) - 2.5
+    prog = adv.parse(MATMUL)
+    assert np.array_equal(adv.evaluate(prog, (a, b)), a @ b)
+    assert str(prog.output_type) == "Array [2, 2] R"
+
+
+@pytest.mark.parametrize(
+    ("src", "value", "expected"),
+    [
+        (r"\(a : Array [3] R) -> gather [5] a (\[i] -> [i - 1])", "[| 1.0, 2.0, 3.0 |]", [0.0, 1.0, 2.0, 3.0, 0.0]),
+        (r"\(a : Array [3] R) -> scatter [2] a (\[i] -> [i - 1])", "[| 1.0, 2.0, 3.0 |]", [2.0, 3.0]),
+        (r"\(a : Array [3] R) -> build1 2 (\i -> a ! [i * 3])", "[| 1.0, 2.0, 3.0 |]", [1.0, 0.0]),
+        (r"\(a : Array [4] R) -> scatterMax [3] a (\[i] -> [div i 2])", "[| 1.0, 5.0, -3.0, -2.0 |]", [5.0, -2.0, 0.0]),
+    ],
+    ids=["gather-reads-0", "scatter-drops", "index-reads-0", "scatterMax-untouched-0"],
+)
+def test_out_of_range_rules(src, value, expected):
+    assert run(src, value).value.tolist() == expected
+
+
+PROGRAMS = [
+    (MATMUL, "([| [| 1.0, 2.0, 3.0 |], [| 4.0, 5.0, 6.0 |] |], [| [| 1.0, 0.0 |], [| 0.0, 1.0 |], [| 1.0, 1.0 |] |])"),
+    (r"\(a : Array [3] R) -> build [3, 3] (\[i, j] -> a ! [i] * a ! [j] + real (i - j))", "[| 1.0, 2.0, 3.0 |]"),
+    (
+        r"\(a : Array [3] R) -> build1 3 (\i -> let x = a ! [i] in if i == 0 then sin x else x * real i)",
+        "[| 1.0, 2.0, 3.0 |]",
+    ),
+    (
+        r"\(a : Array [3, 2] R) -> build1 2 (\j -> maxOuter (tr [1, 0] a) ! [j] + sumOuter (a ! [j]))",
+        "[| [| 1.0, 9.0 |], [| 4.0, 2.0 |], [| 3.0, 3.0 |] |]",
+    ),
+    (
+        r"\(a : Array [4] R) -> build1 3 (\i -> cond (a ! [i] > 2.0) (exp (a ! [i + 1]))"
+        r" (reshape [2, 2] a ! [1, mod i 2]))",
+        "[| 1.0, 2.5, 3.0, 0.5 |]",
+    ),
+    (
+        r"\(a : Array [3] R) -> build [2, 3] (\[i, j] -> sumOuter (gather [2] a (\[k] -> [j + k - i])))",
+        "[| 1.0, 2.0, 3.0 |]",
+    ),
+    (r"\(x : R) -> build1 4 (\i -> [| x, real i |] ! [mod i 2] * replicate 3 x ! [i])", "1.5"),
+]
+
+
+@pytest.mark.parametrize(("src", "value"), PROGRAMS)
+@pytest.mark.parametrize("numeric", ["float", "mp"])
+def test_bulk_evaluation_is_the_element_loop(src, value, numeric, monkeypatch):
+    """Bulk `build` evaluation gives the values, op counts, paths and margins of one call per element."""
+    bulk = run(src, value, numeric)
+    monkeypatch.setattr(arrays.VectorArrays, "vectorised", False)
+    loop = run(src, value, numeric)
+    assert adv.show_value(bulk.value) == adv.show_value(loop.value)
+    assert (bulk.primal_ops, bulk.min_margin) == (loop.primal_ops, loop.min_margin)
+
+
+@pytest.mark.parametrize(
+    ("src", "needle"),
+    [
+        (r"\(a : Array [3] R) -> a + replicate 2 1.0", "shape mismatch: the right operand of `+` has shape [2]"),
+        (r"\(a : Array [3] R) -> a ! [0, 1]", "2 indices into an array of rank 1"),
+        (r"\(a : Array [2, 3] R) -> reshape [4] a", "`reshape` from shape [2, 3] (6 elements) to [4]"),
+        (r"\(a : Array [2, 3] R) -> tr [0, 0] a", "is not a permutation"),
+        (r"\(a : Array [0] R) -> maxOuter a", "empty outer dimension"),
+        (r"\a -> sumOuter a", "the shape of the argument of `sumOuter` must be known here"),
+        (r"\(a : Array [3] Z) -> a / a", "should have type a real"),
+    ],
+)
+def test_shape_errors_are_located_type_errors(src, needle):
+    with pytest.raises(TypeCheckError) as info:
+        adv.parse(src)
+    assert needle in info.value.message and info.value.line == 1 and info.value.column is not None
+
+
+def test_array_values_round_trip():
+    prog = adv.parse(r"\(a : (Array [2, 2] R, Array [2] Z)) -> a")
+    text = "([| [| 1.5, -2.0 |], [| 0.0, 3.0 |] |], [| 1, -2 |])"
+    v = adv.parse_value(text, prog.input_type)
+    assert adv.show_value(v) == text
+    assert adv.flatten(v) == [1.5, -2.0, 0.0, 3.0]
+    again = adv.unflatten(v, [1.0, 2.0, 3.0, 4.0])
+    assert again[0].tolist() == [[1.0, 2.0], [3.0, 4.0]] and again[1].tolist() == [1, -2]
