@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import mpmath
 
 from ..lang import core as C
+from ..lang.arrays import ArrayRuntime
 from ..lang.compile import Budget, Compiler
 from ..lang.deep import run_deep
 from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
@@ -34,6 +35,8 @@ from .wrapper import primal
 LINEAR_COST_CONSTANT = 12
 
 FEATURES = frozenset({"lists", "sums", "recursion", "par", "mp", "higher-order"})
+# The stages that differentiate array programs element at a time (seed 004 §4.1) add "arrays".
+ARRAY_FEATURES = FEATURES | {"arrays"}
 
 
 def value_size(v: Any) -> int:
@@ -100,6 +103,7 @@ class StageRuntime:
 
     def prims(self) -> Mapping[str, Callable]:
         table = dict(numeric_prims(self.ops))
+        table["arrays"] = ArrayRuntime()  # arrays of dual numbers: object arrays, moved but not computed on
         table.update(self.deriv.table)
         table.update(self.stage_prims())
         return table
@@ -170,6 +174,11 @@ class Stage:
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
         """Check the input, make a fresh runtime and compile the translated program against it."""
         check_value(x, prog.input_type, "input")
+        if prog.uses_arrays and "arrays" not in self.supports:
+            raise NotImplementedError(
+                f"stage `{self.name}` ({self.section}) does not differentiate array programs: its cotangents "
+                "are trees of the input; use tape, mutable, parallel or forward (element at a time)"
+            )
         ops = self.domain(numeric, dps)
         rt = self.runtime(numeric, ops)
         fn = Compiler(rt.prims(), rt.budget(budget)).compile_program(self.target(prog))

@@ -18,7 +18,7 @@ from ..lang.numeric import DEFAULT_DPS
 from ..lang.program import DEFAULT_BUDGET, Program
 from ..lang.types import Type
 from ..lang.values import check_value, convert, flatten, unflatten
-from .engine import Back, Stage, StageRuntime, _in_domain, value_size
+from .engine import ARRAY_FEATURES, Back, Stage, StageRuntime, _in_domain, value_size
 from .rules import partials, scale
 from .transform import Transformer
 from .wrapper import interleave, primal
@@ -39,6 +39,7 @@ class ForwardRules:
 class ForwardStage(Stage):
     name = "forward"
     section = "Fig. 1b"
+    supports = ARRAY_FEATURES
 
     def rules(self) -> ForwardRules:
         return ForwardRules()

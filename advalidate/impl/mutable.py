@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lang.types import Type
-from .engine import Stage, StageRuntime
+from .engine import ARRAY_FEATURES, Stage, StageRuntime
 from .staging import StagedRules
 from .wrapper import deinterleave, interleave
 
@@ -118,6 +118,7 @@ def _zero_backprop(_a: Any) -> Effect:
 class MutableStage(Stage):
     name = "mutable"
     section = "§9, Fig. 10"
+    supports = ARRAY_FEATURES
 
     def rules(self) -> StagedRules:
         return StagedRules("noop", "seq")

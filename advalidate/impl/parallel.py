@@ -81,7 +81,7 @@ from ..lang.deep import deep_thread_factory
 from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program
 from ..lang.types import Type
-from .engine import Back
+from .engine import ARRAY_FEATURES, Back
 from .tape import TapeRuntime, TapeStage
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
@@ -603,6 +603,7 @@ def _bind(fn: Callable[..., None], *args: Any) -> Callable[[], None]:
 class ParallelStage(TapeStage):
     name = "parallel"
     section = "§12, Fig. 14-15"
+    supports = ARRAY_FEATURES
 
     def __init__(self, threads: int | None = None, test_mode: bool = False, seed: int = 0) -> None:
         self.threads = default_threads() if threads is None else threads

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..lang import core as C
 from ..lang.types import Type
-from .engine import Stage, StageRuntime
+from .engine import ARRAY_FEATURES, Stage, StageRuntime
 from .rules import as_value, partials
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
@@ -96,6 +96,7 @@ class TapeRuntime(StageRuntime):
 class TapeStage(Stage):
     name = "tape"
     section = "§10.1-10.3"
+    supports = ARRAY_FEATURES
 
     def rules(self) -> TapeRules:
         return TapeRules()

@@ -10,6 +10,15 @@ dual `+`.
 The ID-generation state monad of §6 is realised by the runtime primitive `genID()`: evaluation
 is call-by-value and left to right, so a counter read at the point where the monadic translation
 would thread `i` gives the same IDs (an op's ID is drawn after its arguments are evaluated).
+
+Arrays (seed 004 §4.1, "scalar dual numbers"): D[Array sh R] = Array sh D[R], an array of dual
+numbers. `build1`, index, gather, replicate, transpose, reshape and element-wise `cond` only move
+elements, so they translate to themselves (§4.1: like `fst` or a lambda); every element operation
+on reals becomes `AMap` of the stage's scalar rule, one dual operation per element; `sumOuter` folds
+with the dual `+`, `maxOuter` / `minOuter` / `scatterMax` keep the dual number whose primal wins
+(the first of equal ones), `scatter` adds repeated targets with the dual `+`, and positions read out
+of range or never written hold the dual zero D[0.0]. This is the baseline whose Delta explosion
+(§4.3) and one-hot cotangents (§4.4) the array engines of seed 004 measure.
 """
 
 from __future__ import annotations
@@ -84,14 +93,63 @@ class Transformer:
             return C.ListCase(x(e.scrut), x(e.nil), e.hname, e.tname, x(e.cons))
         if isinstance(e, C.Op):
             return self.op(e)
+        if isinstance(e, C.ARRAY_NODES):
+            return self.array(e)
         raise NotImplementedError(f"the dual-numbers transformation has no rule for {type(e).__name__}")
+
+    # ---- arrays, element at a time (seed 004 §4.1) ----
+    def array(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per node
+        x = self.expr
+        real = e.elem == "R"
+        zero = self.rules.const(self, C.Const(0.0)) if real else None
+        if isinstance(e, C.ArrLit):
+            return C.ArrLit([x(i) for i in e.items], e.shape, e.elem)
+        if isinstance(e, C.Build1):
+            return C.Build1(e.k, e.param, x(e.body), e.shape, e.elem)
+        if isinstance(e, C.Idx):
+            return C.Idx(x(e.arr), [x(i) for i in e.idxs], e.shape, e.elem, zero)
+        if isinstance(e, C.Gather):
+            return C.Gather(x(e.arr), e.params, [x(i) for i in e.idxs], e.shape, e.elem, zero)
+        if isinstance(e, C.Scatter):
+            fn = (self.dual_add() if e.combine == "add" else self.dual_pick("gt")) if real else None
+            idxs = [x(i) for i in e.idxs]
+            return C.Scatter(x(e.arr), e.params, idxs, e.shape, e.elem, e.src, e.combine, zero, fn)
+        if isinstance(e, C.ArrOp):
+            args = [x(a) for a in e.args]
+            fold = None
+            if real and e.op in ("sumOuter", "maxOuter", "minOuter"):
+                fold = {"sumOuter": self.dual_add, "maxOuter": lambda: self.dual_pick("gt")}.get(
+                    e.op, lambda: self.dual_pick("lt")
+                )()
+            return C.ArrOp(e.op, args, e.static, e.shape, e.elem, fold, zero if e.op == "sumOuter" else None)
+        assert isinstance(e, C.Elementwise), type(e).__name__
+        args = [x(a) for a in e.args]
+        if e.op in C.INT_OPS:
+            return C.Elementwise(e.op, args, e.shape, e.elem)
+        names = [self.fresh("e") for _ in args]
+        body = self.op(C.Op(e.op, [C.Var(n) for n in names]), translated=True)
+        for n in reversed(names):
+            body = C.Lam(n, body)
+        return C.AMap(body, args, e.shape, e.elem)
+
+    def dual_add(self) -> C.CExpr:
+        """`\\a b -> a + b` on dual numbers (the stage's rule for `+`)."""
+        a, b = self.fresh("a"), self.fresh("b")
+        return C.Lam(a, C.Lam(b, self.prim("add", [C.Var(a), C.Var(b)])))
+
+    def dual_pick(self, cmp: str) -> C.CExpr:
+        """`\\a b -> if b `cmp` a then b else a` on primals: the first of equal extremes wins."""
+        a, b = self.fresh("a"), self.fresh("b")
+        test = C.Op(cmp, [C.Fst(C.Var(b)), C.Fst(C.Var(a))])
+        return C.Lam(a, C.Lam(b, C.If(test, C.Var(b), C.Var(a))))
 
     def par(self, e: C.ParC) -> C.CExpr:
         """Sequential stages evaluate both components of `par` one after the other."""
         return C.PairC(self.expr(e.left), self.expr(e.right))
 
-    def op(self, e: C.Op) -> C.CExpr:
-        args = [self.expr(a) for a in e.args]
+    def op(self, e: C.Op, translated: bool = False) -> C.CExpr:
+        """D[op(args)]; `translated`: the arguments are already dual (variables of an `AMap` function)."""
+        args = list(e.args) if translated else [self.expr(a) for a in e.args]
         if e.op in C.REAL_CMP:
             return C.Op(e.op, [C.Fst(a) for a in args])
         if e.op == "real":

@@ -4,7 +4,8 @@
 numbers; `deinterleave` visits the real leaves of a dual output together with the matching
 leaves of the output cotangent; `primal` strips a dual output back to plain reals. Discrete parts
 (integers, booleans, sum tags, list shapes) pass through unchanged, as in §9's `rebuild`. Lists
-are walked iteratively, so 100,000-element values are fine.
+are walked iteratively, so 100,000-element values are fine. An array of reals is walked element by
+element in row-major order: its dual form is an object array of dual numbers (seed 004 §4.1).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, contains_real, is_bool, prune
-from ..lang.values import Inl
+import numpy as np
+
+from ..lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, contains_real, is_bool, prune
+from ..lang.values import Inl, real_array
 
 
 def interleave(v: Any, ty: Type, dual: Callable[[Any], Any]) -> Any:
@@ -23,6 +26,10 @@ def interleave(v: Any, ty: Type, dual: Callable[[Any], Any]) -> Any:
         return dual(v)
     if isinstance(ty, (Int, Unit)) or is_bool(ty):
         return v
+    if isinstance(ty, Array):
+        if not isinstance(prune(ty.elem), Real):
+            return v
+        return real_array([dual(r) for r in np.asarray(v).ravel().tolist()], ty.shape)
     if isinstance(ty, Pair):
         left = interleave(v[0], ty.left, dual)
         return (left, interleave(v[1], ty.right, dual))
@@ -47,6 +54,10 @@ def deinterleave(y: Any, dy: Any, ty: Type, seed: Callable[[Any, Any], None]) ->
     ty = prune(ty)
     if isinstance(ty, Real):
         seed(y, dy)
+    elif isinstance(ty, Array):
+        if isinstance(prune(ty.elem), Real):
+            for d, z in zip(y.ravel().tolist(), np.asarray(dy).ravel().tolist(), strict=True):
+                seed(d, z)
     elif isinstance(ty, Pair):
         deinterleave(y[0], dy[0], ty.left, seed)
         deinterleave(y[1], dy[1], ty.right, seed)

@@ -7,6 +7,7 @@ namespace, which is how outside AD systems (autograd, JAX, PyTorch) are driven.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from .deep import run_deep
 from .numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from .parser import parse_module
 from .typecheck import typecheck_program
-from .types import Type
+from .types import Array, Type, any_part
 from .values import check_value, convert
 
 DEFAULT_BUDGET = 10_000_000
@@ -51,6 +52,23 @@ class Program:
 
     def size(self) -> int:
         return A.node_count(self.expr)
+
+    @functools.cached_property
+    def uses_arrays(self) -> bool:
+        """Whether arrays occur in the program's type or in its code (seed 004's language)."""
+        if any_part(self.input_type, _is_array) or any_part(self.output_type, _is_array):
+            return True
+        stack = [self.core]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, C.ARRAY_NODES):
+                return True
+            stack.extend(C.subexprs(e))
+        return False
+
+
+def _is_array(t: Type) -> bool:
+    return isinstance(t, Array)
 
 
 def parse(text: str, filename: str = "<input>") -> Program:
