@@ -88,12 +88,12 @@ class ArrayRuntime:
         return out
 
     # ---- reading: index and gather ----
-    def index(self, a: Any, idxs: Sequence[int], shape: tuple[int, ...], elem: str, fill: Any) -> Any:
-        """`a ! idxs`; out of range reads `fill` (the zero of `elem` when None)."""
+    def index(self, a: Any, idxs: Sequence[int], shape: tuple[int, ...], elem: str, fill: Callable | None) -> Any:
+        """`a ! idxs`; out of range reads `fill()` (the zero of `elem` when `fill` is None)."""
         if not idxs:
             return a
         if any(not 0 <= i < n for i, n in zip(idxs, a.shape)):
-            return self.full(shape, elem, self.zero(elem) if fill is None else fill)
+            return self.full(shape, elem, self.zero(elem) if fill is None else fill())
         return py(a[tuple(idxs)])
 
     def take(self, a: Any, js: Sequence[Any], elem: str, fill: Any) -> Any:

@@ -236,9 +236,11 @@ class Compiler:
             mk = self.lam(e.param, e.body, s)
             return lambda f: ns.build(k, shape, elem, mk(f))
         if isinstance(e, C.Idx):
-            arr, fill = self.expr(e.arr, s), opt(e.fill, s)
-            idxs = [self.expr(i, s) for i in e.idxs]
-            return lambda f: ns.index(arr(f), [i(f) for i in idxs], shape, elem, fill(f))
+            arr, idxs = self.expr(e.arr, s), [self.expr(i, s) for i in e.idxs]
+            if e.fill is None:
+                return lambda f: ns.index(arr(f), [i(f) for i in idxs], shape, elem, None)
+            fill = self.expr(e.fill, s)  # made only when an index is out of range
+            return lambda f: ns.index(arr(f), [i(f) for i in idxs], shape, elem, lambda: fill(f))
         if isinstance(e, C.Gather):
             return self.expr(gather_as_build(e, f"#g{id(e)}"), s)
         if isinstance(e, C.Scatter):

@@ -1,7 +1,8 @@
 """Printing core and target programs (what `adv.show(prog, stage)` displays).
 
 The notation follows the surface syntax; runtime primitives of the AD stages (`genID`, `SCall`,
-`tape`, ...) print as applications `name(args)`. Long programs are laid out one binding per line.
+`tape`, ...) print as applications `name(args)`. Element-wise array operations print with a dot
+(`a +. b`, `sin. a`), as they are bulk operations on whole arrays. Long programs are laid out one binding per line.
 """
 
 from __future__ import annotations
@@ -76,4 +77,48 @@ def _p(e: C.CExpr, ind: int) -> str:  # noqa: C901 - one case per construct
         if e.op in ("neg", "ineg"):
             return f"-{_atom(e.args[0], ind)}"
         return f"{e.op}({', '.join(_p(a, ind) for a in e.args)})"
+    if isinstance(e, C.ARRAY_NODES):
+        return _array(e, ind)
     return f"<{type(e).__name__}>"
+
+
+def _ints(ks: tuple[int, ...] | list[int]) -> str:
+    return "[" + ", ".join(map(str, ks)) + "]"
+
+
+def _extras(e: C.CExpr, ind: int) -> str:
+    """The AD stages' extra fields (fill value, zero, combining / folding function), if any."""
+    parts = []
+    for field in ("fill", "zero", "combine_fn", "fold_fn"):
+        x = getattr(e, field, None)
+        if x is not None:
+            parts.append(f"{field}={_p(x, ind + 1)}")
+    return " {" + ", ".join(parts) + "}" if parts else ""
+
+
+def _array(e: C.CExpr, ind: int) -> str:  # noqa: C901 - one case per node
+    """Array nodes in the surface notation of seed 004 §3 (`build1`, `!`, `gather`, ...)."""
+    if isinstance(e, C.ArrLit):
+        return "[| " + ", ".join(_p(i, ind) for i in e.items) + " |]"
+    if isinstance(e, C.Build1):
+        return f"build1 {e.k} (\\{e.param} -> {_p(e.body, ind + 1)})"
+    if isinstance(e, C.Idx):
+        return f"{_atom(e.arr, ind)} ! [{', '.join(_p(i, ind) for i in e.idxs)}]{_extras(e, ind)}"
+    if isinstance(e, (C.Gather, C.Scatter)):
+        if isinstance(e, C.Gather):
+            name, sh = "gather", e.shape[: len(e.params)]
+        else:
+            name, sh = ("scatter" if e.combine == "add" else "scatterMax"), e.shape[: len(e.idxs)]
+        fn = f"(\\[{', '.join(e.params)}] -> [{', '.join(_p(i, ind + 1) for i in e.idxs)}])"
+        return f"{name} {_ints(sh)} {_atom(e.arr, ind)} {fn}{_extras(e, ind)}"
+    if isinstance(e, C.ArrOp):
+        static = {"replicate": lambda: [str(e.static[0])], "tr": lambda: [_ints(e.static)]}
+        static["reshape"] = lambda: [_ints(e.static)]
+        head = [e.op, *static.get(e.op, list)()]
+        return " ".join(head + [_atom(a, ind) for a in e.args]) + _extras(e, ind)
+    if isinstance(e, C.Elementwise):
+        if e.op in _INFIX and len(e.args) == 2:
+            return f"{_atom(e.args[0], ind)} {_INFIX[e.op]}. {_atom(e.args[1], ind)}"
+        return f"{e.op}. {' '.join(_atom(a, ind) for a in e.args)}"
+    assert isinstance(e, C.AMap)
+    return f"amap ({_p(e.fn, ind + 1)}) {' '.join(_atom(a, ind) for a in e.args)}"

@@ -215,7 +215,8 @@ class _Vectoriser:
         ns, shape, elem = self.ns, e.shape, e.elem
         if ai == 0 and all(info == 0 for _, info in idxs):
             codes = [c for c, _ in idxs]
-            return (lambda f, v: ns.index(ac(f, v), [c(f, v) for c in codes], shape, elem, fc and fc(f, v))), 0
+            fill = None if fc is None else (lambda f, v: lambda: fc(f, v))
+            return (lambda f, v: ns.index(ac(f, v), [c(f, v) for c in codes], shape, elem, fill and fill(f, v))), 0
         d = len(batch)
         codes = [c for c, _ in idxs]
         if ai == 0:
