@@ -5,25 +5,36 @@ generate, check and shrink. Program `index` of a campaign is generated from
 `program_seed(seed, index)`, so the campaign seed (printed at the start) reproduces the whole
 sequence of programs, and every finding records the exact seed of its own program.
 
-Life of a failing verdict:
-1. it arrives with its program; unless a known finding (same engine, oracle and failure class)
-   explains it, a finding directory is written at once (`findings.py`), before any shrinking;
-2. it is queued for shrinking on a worker, under its own time budget; each improvement is written
-   to the directory as it arrives, so an interrupted shrink keeps its best result;
-3. once shrunk, its signature (failure class + constructs of the shrunk program) deduplicates it
-   against the other findings of the same engine and oracle: one shrunk example is kept per
-   (engine, oracle, signature), the others count as occurrences of it.
+Life of a failing program:
+1. its failing verdicts are grouped by engine and kind of mismatch (`findings.failure_class`):
+   fd, forward mode, sympy and the cross-engine check failing on one program with a wrong
+   gradient are one failure of that engine, the oracles its witnesses;
+2. a finding that explains it (same engine and kind, and the program uses everything the
+   finding's shrunk program blames) counts it as one more occurrence; otherwise it becomes a
+   *candidate*, written at once to `pending-NNN-ENGINE/` and queued for shrinking (at most
+   `MAX_PENDING_PER_CLASS` per engine and kind at a time: further ones wait, bounded, and are
+   looked at again when a candidate is settled);
+3. shrinking runs on a worker under its own time budget, each improvement written as it comes;
+4. once shrunk, the candidate is *settled*: its key (engine, construct at fault in the shrunk
+   program, kind: `findings.finding_key`) either names a new finding, which takes the next
+   number (`f001-ENGINE-CONSTRUCT/`), or an existing one, which absorbs it. Numbers are only ever
+   given to settled findings, so they have no gaps, and an announced finding never vanishes.
+Every count a finding carries (occurrences, per oracle) is written to its `finding.json` together
+with `summary.json`, so the two never disagree. With `exitfirst`, the campaign stops checking new
+programs at the first failure and ends once it is settled.
 Ctrl-C / SIGTERM stop the campaign: workers are stopped, and the summary, state and report are
 written. `state.json` is written every few seconds, so `--resume` can continue the campaign.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import sys
@@ -33,16 +44,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..oracles.verdict import FAIL, STATUSES
 from .findings import (
     FINDING_JSON,
     atomic_write_json,
+    candidate_name,
     covers,
+    culprit_constructs,
+    culprit_name,
+    engine_pythonpath,
     failure_class,
+    finding_key,
     finding_name,
+    mismatch,
+    reason_class,
     remove_dir,
+    rename_dir,
     reproduce_command,
     reproduce_script,
-    signature,
+    signature_text,
+    verdict_labels,
     versions,
     write_dir,
 )
@@ -52,8 +73,11 @@ from .worker import SAMPLED_ORACLES, WorkerConfig, engine_label, ensure_import_p
 STATE_VERSION = 1
 STATE_EVERY = 5.0  # seconds between state.json / summary.json saves
 SHRINK_GRACE = 10.0  # a shrink started near the end of a campaign still gets this long
-MAX_PENDING_PER_CLASS = 2  # unshrunk findings per (engine, oracle, failure class) at a time
+MAX_PENDING_PER_CLASS = 2  # candidates being shrunk per (engine, kind of mismatch) at a time
+MAX_WAITING_PER_CLASS = 16  # failures held back per (engine, kind) while its candidates shrink
 MAX_DUPLICATE_SEEDS = 20
+#: The oracle a finding is shrunk and replayed with, when several saw it: the first of these.
+ORACLE_PREFERENCE = ("fd", "symbolic", "forward", "cross", "once", "linear")
 MAX_INCIDENT_DIRS = 100
 
 
@@ -75,20 +99,27 @@ class CampaignConfig:
     shrink_seconds: float = 30.0
     progress: str = "auto"  # auto | rich | plain | quiet
     progress_interval: float = 10.0
-    max_findings_per_pair: int = 8
+    max_findings_per_engine: int = 16  # findings and candidates per engine; further failures are only counted
+    exitfirst: bool = False  # stop at the first failure, once it is shrunk (`--exitfirst` / `-x`)
     sample: dict[str, int] | None = None  # oracle -> run on one program in N (default SAMPLED_ORACLES)
     command: str | None = None  # the command line, recorded in the summary
 
 
 @dataclass
 class Finding:
-    number: int
-    name: str
+    """A finding (`number` > 0) or a candidate not yet settled (`number` == 0): one bug of one engine.
+
+    The example it keeps (program, input, seeds, verdicts) is the smallest shrunk one; `occurrences`
+    counts the programs that showed the bug, `oracle_counts` how many of them each oracle failed.
+    """
+
+    id: int  # unique in the campaign (shrink tasks refer to it)
+    name: str  # its directory: pending-NNN-ENGINE while a candidate, fNNN-ENGINE-CONSTRUCT once settled
     engine: str
     engine_spec: str
-    oracle: str
-    verdict: dict[str, Any]
-    failure_class: str
+    oracle: str  # the oracle it is shrunk and replayed with (ORACLE_PREFERENCE among its witnesses)
+    kind: str  # kind of mismatch (findings.failure_class)
+    verdict: dict[str, Any]  # that oracle's verdict on the original program
     index: int
     seed: int
     size: int | None
@@ -97,25 +128,57 @@ class Finding:
     nodes_before: int
     constructs: list[str]
     found_at: float
+    number: int = 0
     program: str = ""
     input: str = ""
     nodes_after: int = 0
-    status: str = "pending"  # pending | shrinking | shrunk | unshrunk | not-reproduced | shrink-crash | shrink-timeout
-    shrunk_constructs: list[str] | None = None
-    signature: str | None = None
+    # pending | shrinking | shrunk | unshrunk | partly-shrunk | not-reproduced | shrink-crash | shrink-timeout
+    status: str = "pending"
+    culprit: list[str] | None = None  # constructs at fault in the shrunk program, once settled
     final_verdict: dict[str, Any] | None = None
     shrink: dict[str, Any] = field(default_factory=dict)
     occurrences: int = 1
+    oracle_counts: dict[str, int] = field(default_factory=dict)
+    witnesses: dict[str, dict[str, Any]] = field(default_factory=dict)  # each oracle's first failing verdict
     duplicate_seeds: list[int] = field(default_factory=list)
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.engine, self.oracle)
+    def settled(self) -> bool:
+        return self.number > 0
 
-    def add_duplicate(self, seed: int, count: int = 1) -> None:
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(engine, construct at fault, kind): see `findings.finding_key`."""
+        return finding_key(self.engine, self.culprit if self.culprit is not None else ["?"], self.kind)
+
+    @property
+    def signature(self) -> str:
+        """The finding's class in words: "broken-sin: sin: wrong gradient" ("?" until settled)."""
+        return signature_text(self.key)
+
+    @property
+    def oracles(self) -> list[str]:
+        """The oracles that saw it, the one it is replayed with first."""
+        return sorted(self.oracle_counts, key=_oracle_rank)
+
+    def add_occurrence(self, seed: int, oracles: dict[str, int], count: int = 1) -> None:
         self.occurrences += count
-        if len(self.duplicate_seeds) < MAX_DUPLICATE_SEEDS:
+        for o, n in oracles.items():
+            self.oracle_counts[o] = self.oracle_counts.get(o, 0) + n
+        if len(self.duplicate_seeds) < MAX_DUPLICATE_SEEDS and seed != self.seed:
             self.duplicate_seeds.append(seed)
+
+
+def _oracle_rank(o: str) -> tuple[int, str]:
+    return (ORACLE_PREFERENCE.index(o) if o in ORACLE_PREFERENCE else len(ORACLE_PREFERENCE), o)
+
+
+#: What a finding keeps of the program it was shrunk from: taken over together when a smaller
+#: example of the same bug replaces it.
+EXAMPLE_FIELDS = (
+    "oracle", "verdict", "index", "seed", "size", "original", "original_input", "nodes_before", "constructs",
+    "program", "input", "nodes_after", "status", "final_verdict", "shrink",
+)  # fmt: skip
 
 
 def _jsonable(f: Finding) -> dict[str, Any]:
@@ -136,6 +199,7 @@ class Campaign:
         self.skipped = 0
         self.errors = 0
         self.verdicts: Counter[tuple[str, str, str]] = Counter()
+        self.reasons: Counter[tuple[str, str, str]] = Counter()  # (engine, oracle, reason) of inconclusive verdicts
         self.coverage: Counter[str] = Counter()
         self.nodes_hist: Counter[int] = Counter()
         self.nodes_total = 0
@@ -148,7 +212,10 @@ class Campaign:
         self.unclassified: Counter[str] = Counter()
         self.shrink_queue: deque[int] = deque()
         self.shrinking: set[int] = set()
-        self.number = 0
+        self.waiting: list[dict[str, Any]] = []  # failures held back while candidates of their class shrink
+        self.number = 0  # findings settled so far (the last finding number)
+        self.next_id = 0  # candidates created so far
+        self._dirty: set[int] = set()  # findings whose finding.json is behind (written at the next save)
         self.started = time.monotonic()
         self.started_wall = time.time()
         self.deadline = self.started + cfg.seconds
@@ -193,6 +260,8 @@ class Campaign:
                         f"engine {name!r} cannot be sent to worker processes ({exc}); give it as 'module:attr'"
                     ) from None
                 self.engine_specs.append(f"{type(spec).__module__}:{type(spec).__qualname__}")
+        # Where a fresh process finds each plug-in engine (for the reproduce commands).
+        self.engine_paths = {n: engine_pythonpath(s) for n, s in zip(self.engine_names, self.engine_specs)}
         if cfg.oracles:
             from ..oracles import check  # noqa: F401 - fail early when the oracles are missing
         self.workers = cfg.workers or os.cpu_count() or 1
@@ -214,7 +283,7 @@ class Campaign:
             return False
         found = (self.out / "state.json").exists()
         for p in self.out.iterdir():
-            ours = (p / FINDING_JSON).exists() or p.name == "incidents" or re.match(r"\.f\d{3}-", p.name)
+            ours = (p / FINDING_JSON).exists() or p.name == "incidents" or re.match(r"\.(f\d{3}|pending)-", p.name)
             if p.is_dir() and ours:
                 shutil.rmtree(p, ignore_errors=True)
             elif p.name in ("summary.json", "state.json", "report.html"):
@@ -242,6 +311,7 @@ class Campaign:
                 if f.status in ("pending", "shrinking"):
                     f.status = "unshrunk" if f.nodes_after >= f.nodes_before else "partly-shrunk"
                     self._write_finding(f)
+            self._explain_waiting()
             self.finish()
         return self.exit_status()
 
@@ -268,13 +338,13 @@ class Campaign:
         max_shrinks = max(1, self.workers // 2)
         for w in self.pool.idle():
             if self.shrink_queue and len(self.shrinking) < max_shrinks and now < self.deadline:
-                f = self.findings_by_number(self.shrink_queue.popleft())
+                f = self.finding_by_id(self.shrink_queue.popleft())
                 if f is None or f.status != "pending":
                     continue
                 # Its own budget, but never far past the end of the campaign: --seconds is a time box.
                 budget = min(self.cfg.shrink_seconds, max(self.deadline - now, SHRINK_GRACE))
                 task = {
-                    "id": f.number,
+                    "id": f.id,
                     "program": f.program,
                     "input": f.input,
                     "engine": f.engine,
@@ -284,10 +354,10 @@ class Campaign:
                     "budget": budget,
                 }
                 f.status = "shrinking"
-                self.shrinking.add(f.number)
+                self.shrinking.add(f.id)
                 self._write_finding(f)
                 self.pool.submit(w, ("shrink", task), budget + self.cfg.timeout + 5.0)
-            elif now < self.deadline:
+            elif now < self.deadline and not (self.cfg.exitfirst and self.findings):
                 index = self.retry.popleft() if self.retry else self._take_index()
                 self.pool.submit(w, ("run", index), self.cfg.timeout)
 
@@ -342,57 +412,106 @@ class Campaign:
         self.coverage.update(r.get("constructs", []))
         for engine, oracle, status in r.get("verdicts", []):
             self.verdicts[(engine, oracle, status)] += 1
+        for engine, oracle, detail in r.get("inconclusive", []):
+            self.reasons[(engine, oracle, reason_class(detail, engine))] += 1
         if "error" in r:
             self.errors += 1
             self._incident("error", r["index"], r["seed"], r.get("size"), r["error"], r)
+        # One failure per engine and kind of mismatch, whichever oracles saw it.
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for v in r.get("failures", []):
-            self._on_failure(r, v)
+            if v.get("status", FAIL) == FAIL:
+                groups.setdefault((v["engine"], failure_class(v)), []).append(v)
+        for (engine, kind), vs in groups.items():
+            self._on_failure(self._failure_entry(r, engine, kind, vs))
 
-    def _on_failure(self, r: dict[str, Any], v: dict[str, Any]) -> None:
-        key = (v["engine"], v["oracle"])
-        cls = failure_class(v)
-        progc = set(r.get("constructs", []))
-        same = [f for f in self.findings if f.key == key and f.failure_class == cls]
-        for f in same:
-            if f.shrunk_constructs is not None and covers(f.shrunk_constructs, progc):
-                f.add_duplicate(r["seed"])
-                return
-        pending = [f for f in same if f.status in ("pending", "shrinking")]
-        if len(pending) >= MAX_PENDING_PER_CLASS:
-            smallest = min(pending, key=lambda f: f.nodes_before)
-            smallest.add_duplicate(r["seed"])
+    def _failure_entry(self, r: dict[str, Any], engine: str, kind: str, vs: list[dict[str, Any]]) -> dict[str, Any]:
+        vs = sorted(vs, key=lambda v: _oracle_rank(v["oracle"]))
+        return {
+            "engine": engine,
+            "kind": kind,
+            "oracles": {v["oracle"]: 1 for v in vs},
+            "verdict": vs[0],
+            "witnesses": {v["oracle"]: v for v in vs},
+            "index": r["index"],
+            "seed": r["seed"],
+            "size": r.get("size"),
+            "program": r["program"],
+            "input": r["input"],
+            "nodes": r["nodes"],
+            "constructs": sorted(r.get("constructs", [])),
+            "found_at": round(self.elapsed(), 3),
+        }
+
+    def _explainer(self, entry: dict[str, Any]) -> Finding | None:
+        """The settled finding that explains a failure: same engine and kind, and the failing
+        program uses every construct the finding's shrunk program blames."""
+        for f in self.findings:
+            if (
+                f.settled
+                and f.culprit is not None
+                and (f.engine, f.kind) == (entry["engine"], entry["kind"])
+                and covers(f.culprit, entry["constructs"])
+            ):
+                return f
+        return None
+
+    def _on_failure(self, entry: dict[str, Any]) -> None:
+        f = self._explainer(entry)
+        if f is not None:
+            f.add_occurrence(entry["seed"], entry["oracles"])
+            self._dirty.add(f.id)
             return
-        if sum(1 for f in self.findings if f.key == key) >= self.cfg.max_findings_per_pair:
-            self.unclassified[f"{key[0]} × {key[1]}"] += 1
+        cls = (entry["engine"], entry["kind"])
+        pending = [g for g in self.findings if not g.settled and (g.engine, g.kind) == cls]
+        if len(pending) >= MAX_PENDING_PER_CLASS or (self.cfg.exitfirst and self.findings):
+            # Looked at again when a candidate of its class is settled (it may be the same bug).
+            if sum(1 for w in self.waiting if (w["engine"], w["kind"]) == cls) < MAX_WAITING_PER_CLASS:
+                self.waiting.append(entry)
+            else:
+                self.unclassified[f"{entry['engine']}: {entry['kind']}"] += 1
             return
-        self.number += 1
+        if sum(1 for g in self.findings if g.engine == entry["engine"]) >= self.cfg.max_findings_per_engine:
+            self.unclassified[f"{entry['engine']}: {entry['kind']}"] += 1
+            return
+        self._new_candidate(entry)
+
+    def _new_candidate(self, entry: dict[str, Any]) -> Finding:
+        self.next_id += 1
+        v = entry["verdict"]
         f = Finding(
-            number=self.number,
-            name=finding_name(self.number, key[0], key[1]),
-            engine=key[0],
-            engine_spec=self._spec_of(key[0]),
-            oracle=key[1],
+            id=self.next_id,
+            name=candidate_name(self.next_id, entry["engine"]),
+            engine=entry["engine"],
+            engine_spec=self._spec_of(entry["engine"]),
+            oracle=v["oracle"],
+            kind=entry["kind"],
             verdict=v,
-            failure_class=cls,
-            index=r["index"],
-            seed=r["seed"],
-            size=r.get("size"),
-            original=r["program"],
-            original_input=r["input"],
-            nodes_before=r["nodes"],
-            constructs=sorted(progc),
-            found_at=round(self.elapsed(), 3),
-            program=r["program"],
-            input=r["input"],
-            nodes_after=r["nodes"],
+            index=entry["index"],
+            seed=entry["seed"],
+            size=entry["size"],
+            original=entry["program"],
+            original_input=entry["input"],
+            nodes_before=entry["nodes"],
+            constructs=entry["constructs"],
+            found_at=entry["found_at"],
+            program=entry["program"],
+            input=entry["input"],
+            nodes_after=entry["nodes"],
+            oracle_counts=dict(entry["oracles"]),
+            witnesses=dict(entry["witnesses"]),
         )
         self.findings.append(f)
         self._write_finding(f)
-        self.shrink_queue.append(f.number)
-        self._note(f"finding {f.name}: {f.engine} × {f.oracle}: {v.get('detail', '')[:120]}")
+        self.shrink_queue.append(f.id)
+        self._note(
+            f"new failure: {f.engine}: {f.kind} (seen by {', '.join(f.oracles)}) in program {f.index} "
+            f"({f.nodes_before} nodes); shrinking it as {f.name}"
+        )
+        return f
 
     def _on_shrink_progress(self, p: dict[str, Any]) -> None:
-        f = self.findings_by_number(p["id"])
+        f = self.finding_by_id(p["id"])
         if f is None:
             return
         f.program, f.input, f.nodes_after = p["program"], p["input"], p["nodes"]
@@ -400,55 +519,103 @@ class Campaign:
 
     def _on_shrunk(self, p: dict[str, Any]) -> None:
         self.shrinking.discard(p["id"])
-        f = self.findings_by_number(p["id"])
+        f = self.finding_by_id(p["id"])
         if f is None:
             return
         if not p.get("reproduced"):
             f.status = "not-reproduced"
             f.shrink = {"seconds": round(p.get("seconds", 0.0), 3)}
-            self._write_finding(f)
-            self._note(f"finding {f.name}: does not fail again when checked alone (kept as found)")
-            return
-        f.program, f.input = p["program"], p["input"]
-        f.nodes_after = p["nodes_after"]
-        f.status = "shrunk"
-        f.final_verdict = p.get("verdict")
-        f.shrunk_constructs = p["constructs"]
-        f.signature = signature(f.final_verdict or f.verdict, f.shrunk_constructs)
-        f.shrink = {k: p[k] for k in ("steps", "tried", "seconds", "fixpoint")}
-        f.shrink["seconds"] = round(f.shrink["seconds"], 3)
-        self._write_finding(f)
-        self._note(f"finding {f.name}: shrunk {f.nodes_before} -> {f.nodes_after} nodes")
-        self._dedup(f)
+            self._note(f"{f.name}: does not fail again when checked alone (kept as found)")
+        else:
+            f.program, f.input = p["program"], p["input"]
+            f.nodes_after = p["nodes_after"]
+            f.status = "shrunk"
+            f.final_verdict = p.get("verdict")
+            f.shrink = {k: p[k] for k in ("steps", "tried", "seconds", "fixpoint")}
+            f.shrink["seconds"] = round(f.shrink["seconds"], 3)
+        self._settle(f)
 
-    def _dedup(self, f: Finding) -> None:
-        """Merge findings with the same (engine, oracle, signature); fold pending ones it explains."""
+    def _settle(self, f: Finding) -> None:
+        """Classify a candidate by its shrunk program: a new finding (the next number), or one
+        more occurrence of the finding with the same key. Then look again at what waited."""
+        f.culprit = sorted(self._culprit_of(f))
+        same = next((g for g in self.findings if g.settled and g is not f and g.key == f.key), None)
+        if same is not None:
+            self._merge(same, f)
+            self._note(f"{f.name} is the same bug as {same.name} ({same.signature}): now seen {same.occurrences}x")
+            target = same
+        else:
+            self.number += 1
+            f.number = self.number
+            old, f.name = f.name, finding_name(f.number, f.engine, culprit_name(f.culprit))
+            rename_dir(self.out, old, f.name)
+            self._write_finding(f)
+            self._note(
+                f"finding {f.name}: {f.signature}; shrunk {f.nodes_before} -> {f.nodes_after} nodes; "
+                f"seen by {', '.join(f.oracles)}"
+            )
+            target = f
+        # Candidates and waiting failures that this finding explains are occurrences of it.
         for g in list(self.findings):
-            if g is f or g.key != f.key:
-                continue
-            if g.signature is not None and g.signature == f.signature:
-                keep, drop = (g, f) if g.nodes_after <= f.nodes_after else (f, g)
-                self._merge(keep, drop)
-                if drop is f:
-                    return
-        for g in list(self.findings):
-            if (
-                g is not f
-                and g.key == f.key
-                and g.status == "pending"
-                and g.failure_class == f.failure_class
-                and covers(f.shrunk_constructs or [], g.constructs)
-            ):
-                self._merge(f, g)
+            if not g.settled and g is not target and (g.engine, g.kind) == (target.engine, target.kind):
+                if covers(target.culprit or [], g.constructs):
+                    self._merge(target, g)
+                    self._note(f"{g.name} is the same bug as {target.name}: now seen {target.occurrences}x")
+        self._explain_waiting()
+        self._promote_waiting()
+        self._flush()
+        if self.cfg.exitfirst and self.stop_reason is None:
+            self.stop_reason = "exitfirst"
+
+    def _culprit_of(self, f: Finding) -> set[str]:
+        try:
+            from ..lang.program import parse
+
+            return culprit_constructs(parse(f.program, filename="program.adv").module)
+        except Exception:  # noqa: BLE001 - a program that does not parse back: blame what it used
+            return set(f.constructs) - {"var", "lambda", "app"}
+
+    def _explain_waiting(self) -> None:
+        keep = []
+        for w in self.waiting:
+            g = self._explainer(w)
+            if g is not None:
+                g.add_occurrence(w["seed"], w["oracles"])
+                self._dirty.add(g.id)
+            else:
+                keep.append(w)
+        self.waiting = keep
+
+    def _promote_waiting(self) -> None:
+        """Failures that no finding explains become candidates, as shrinking capacity allows."""
+        if self.cfg.exitfirst or self.stop_reason is not None:
+            return
+        keep = []
+        for w in self.waiting:
+            cls = (w["engine"], w["kind"])
+            pending = sum(1 for g in self.findings if not g.settled and (g.engine, g.kind) == cls)
+            if pending < MAX_PENDING_PER_CLASS:
+                self._new_candidate(w)
+            else:
+                keep.append(w)
+        self.waiting = keep
 
     def _merge(self, keep: Finding, drop: Finding) -> None:
-        keep.add_duplicate(drop.seed, drop.occurrences)
+        """`drop` is one more example of `keep`'s bug: its counts go to `keep`, and its example
+        too when it is the smaller shrunk one; its directory goes."""
+        keep.add_occurrence(drop.seed, drop.oracle_counts, drop.occurrences)
         for s in drop.duplicate_seeds:
             if len(keep.duplicate_seeds) < MAX_DUPLICATE_SEEDS:
                 keep.duplicate_seeds.append(s)
+        for o, v in drop.witnesses.items():
+            keep.witnesses.setdefault(o, v)
+        better = drop.status == "shrunk" and (keep.status != "shrunk" or drop.nodes_after < keep.nodes_after)
+        if better:
+            for name in EXAMPLE_FIELDS:
+                setattr(keep, name, getattr(drop, name))
         self.findings.remove(drop)
-        if drop.number in self.shrink_queue:
-            self.shrink_queue.remove(drop.number)
+        if drop.id in self.shrink_queue:
+            self.shrink_queue.remove(drop.id)
         remove_dir(self.out / drop.name)
         self._write_finding(keep)
 
@@ -469,14 +636,14 @@ class Campaign:
             }[kind]
             self._incident(kind, index, pseed, program_size(pseed, self.cfg.max_size), detail, ev.payload or {})
         else:
-            number = int(task[1]["id"])
-            self.shrinking.discard(number)
-            f = self.findings_by_number(number)
+            ident = int(task[1]["id"])
+            self.shrinking.discard(ident)
+            f = self.finding_by_id(ident)
             if f is not None:
                 f.status = f"shrink-{kind}"
                 f.shrink = {"stopped": kind, "seconds": round(ev.seconds, 3)}
-                self._write_finding(f)
-                self._note(f"finding {f.name}: shrinking stopped ({kind}); kept the best result so far")
+                self._note(f"{f.name}: shrinking stopped ({kind}); kept the best result so far")
+                self._settle(f)
 
     def _incident(self, kind: str, index: int, seed: int, size: int | None, detail: str, extra: dict[str, Any]) -> None:
         number = len(self.incidents) + 1
@@ -520,25 +687,38 @@ class Campaign:
                 return spec
         return name
 
-    def findings_by_number(self, number: int) -> Finding | None:
+    def finding_by_id(self, ident: int) -> Finding | None:
         for f in self.findings:
-            if f.number == number:
+            if f.id == ident:
                 return f
         return None
 
+    def finding_command(self, f: Finding) -> str:
+        """The command that replays `f`, with what a plug-in engine needs (`--engine`, PYTHONPATH)."""
+        return reproduce_command(self.out / f.name, f.engine_spec, self.engine_paths.get(f.engine))
+
     def finding_json(self, f: Finding) -> dict[str, Any]:
-        directory = self.out / f.name
         verdict = f.final_verdict or f.verdict
+        expected_label, actual_label = verdict_labels(verdict)
         return {
             "engine": f.engine,
             "engine_spec": f.engine_spec,
             "oracle": f.oracle,
+            "oracles": f.oracles,
+            "oracle_counts": {o: f.oracle_counts[o] for o in f.oracles},
+            "number": f.number,
             "status": f.status,
-            "failure_class": f.failure_class,
+            "settled": f.settled,
+            "kind": f.kind,
+            "culprit": culprit_name(f.culprit) if f.culprit is not None else None,
+            "failure_class": f.signature,
             "signature": f.signature,
+            "mismatch": mismatch(verdict),
             "detail": verdict.get("detail"),
             "expected": verdict.get("expected"),
+            "expected_label": expected_label,
             "actual": verdict.get("actual"),
+            "actual_label": actual_label,
             "abs_err": verdict.get("abs_err"),
             "rel_err": verdict.get("rel_err"),
             "positions": verdict.get("positions"),
@@ -547,6 +727,7 @@ class Campaign:
             "numeric": verdict.get("numeric"),
             "verdict": verdict,
             "original_verdict": f.verdict,
+            "witnesses": {o: f.witnesses[o] for o in sorted(f.witnesses, key=_oracle_rank)},
             "seed": f.seed,
             "check_seed": f.seed,
             "campaign_seed": self.cfg.seed,
@@ -560,7 +741,8 @@ class Campaign:
             "duplicate_seeds": f.duplicate_seeds,
             "found_after_seconds": f.found_at,
             "versions": self.versions,
-            "command": reproduce_command(directory),
+            "pythonpath": self.engine_paths.get(f.engine),
+            "command": self.finding_command(f),
         }
 
     def _write_finding(self, f: Finding) -> None:
@@ -569,10 +751,11 @@ class Campaign:
             "input.txt": f.input + "\n",
             "original.adv": f.original if f.original.endswith("\n") else f.original + "\n",
             "original-input.txt": f.original_input + "\n",
-            "reproduce.sh": reproduce_script(),
+            "reproduce.sh": reproduce_script(f.engine_spec, self.engine_paths.get(f.engine)),
             FINDING_JSON: json.dumps(self.finding_json(f), indent=2, default=str) + "\n",
         }
         write_dir(self.out, f.name, files)
+        self._dirty.discard(f.id)
 
     @property
     def versions(self) -> dict[str, str]:
@@ -581,9 +764,19 @@ class Campaign:
         return self._versions
 
     def save(self) -> None:
+        """state.json and summary.json, and the finding.json of every finding whose counts moved
+        since it was last written, so that the counts in all of them agree."""
         self._last_save = time.monotonic()
+        self._flush()
         atomic_write_json(self.out / "state.json", self.state())
         atomic_write_json(self.out / "summary.json", self.summary())
+
+    def _flush(self) -> None:
+        """Rewrite the finding.json of the findings whose counts moved since they were written."""
+        for f in self.findings:
+            if f.id in self._dirty:
+                self._write_finding(f)
+        self._dirty.clear()
 
     def state(self) -> dict[str, Any]:
         retry = list(self.retry)
@@ -599,7 +792,8 @@ class Campaign:
                 "timeout": self.cfg.timeout,
                 "shrink_seconds": self.cfg.shrink_seconds,
                 "sample": self.wcfg.sample,
-                "max_findings_per_pair": self.cfg.max_findings_per_pair,
+                "max_findings_per_engine": self.cfg.max_findings_per_engine,
+                "exitfirst": self.cfg.exitfirst,
             },
             "next_index": self.next_index,
             "retry": retry,
@@ -613,10 +807,13 @@ class Campaign:
             "nodes_total": self.nodes_total,
             "nodes_hist": {str(k): v for k, v in self.nodes_hist.items()},
             "verdicts": [[e, o, s, n] for (e, o, s), n in self.verdicts.items()],
+            "inconclusive_reasons": [[e, o, r, n] for (e, o, r), n in self.reasons.items()],
             "coverage": dict(self.coverage),
             "unclassified": dict(self.unclassified),
             "number": self.number,
+            "next_id": self.next_id,
             "findings": [_jsonable(f) for f in self.findings],
+            "waiting": self.waiting,
             "incidents": self.incidents,
         }
 
@@ -649,15 +846,19 @@ class Campaign:
         self.nodes_total = st["nodes_total"]
         self.nodes_hist = Counter({int(k): v for k, v in st["nodes_hist"].items()})
         self.verdicts = Counter({(e, o, s): n for e, o, s, n in st["verdicts"]})
+        self.reasons = Counter({(e, o, r): n for e, o, r, n in st.get("inconclusive_reasons", [])})
         self.coverage = Counter(st["coverage"])
         self.unclassified = Counter(st.get("unclassified", {}))
         self.number = st["number"]
+        self.next_id = st.get("next_id", 0)
         self.incidents = st.get("incidents", [])
+        self.waiting = list(st.get("waiting", []))
+        known = {f.name for f in dataclasses.fields(Finding)}
         for d in st["findings"]:
-            f = Finding(**d)
-            if f.status in ("shrinking", "pending", "unshrunk", "partly-shrunk"):
+            f = Finding(**{k: v for k, v in d.items() if k in known})
+            if not f.settled and f.status in ("shrinking", "pending", "unshrunk", "partly-shrunk"):
                 f.status = "pending"  # shrinking goes on from the best result so far
-                self.shrink_queue.append(f.number)
+                self.shrink_queue.append(f.id)
             self.findings.append(f)
 
     # ---- results -----------------------------------------------------------------------------
@@ -672,7 +873,8 @@ class Campaign:
         return 1 if self.findings else 0
 
     def counts(self) -> dict[str, int]:
-        out = {"pass": 0, "fail": 0, "inconclusive": 0}
+        """Verdicts per status: pass, fail, inconclusive, not_applicable (each apart)."""
+        out = dict.fromkeys(STATUSES, 0)
         for (_, _, s), n in self.verdicts.items():
             out[s] = out.get(s, 0) + n
         return out
@@ -680,9 +882,14 @@ class Campaign:
     def table(self) -> dict[str, dict[str, dict[str, int]]]:
         out: dict[str, dict[str, dict[str, int]]] = {}
         for (e, o, s), n in sorted(self.verdicts.items()):
-            cell = out.setdefault(e, {}).setdefault(o, {"pass": 0, "fail": 0, "inconclusive": 0})
+            cell = out.setdefault(e, {}).setdefault(o, dict.fromkeys(STATUSES, 0))
             cell[s] = cell.get(s, 0) + n
         return out
+
+    def reason_table(self) -> list[dict[str, Any]]:
+        """Why verdicts were inconclusive: (engine, oracle, reason) with counts, most frequent first."""
+        rows = [{"engine": e, "oracle": o, "reason": r, "count": n} for (e, o, r), n in self.reasons.items()]
+        return sorted(rows, key=lambda d: (-d["count"], d["engine"], d["oracle"], d["reason"]))
 
     def snapshot(self) -> dict[str, Any]:
         el = self.session_elapsed()
@@ -693,7 +900,13 @@ class Campaign:
             "programs": self.programs,
             "rate": self.programs_this_session() / el if el > 0 else 0.0,
             "counts": self.counts(),
-            "findings": len(self.findings),
+            "findings": sum(1 for f in self.findings if f.settled),
+            "candidates": sum(1 for f in self.findings if not f.settled),
+            "found": [
+                {"name": f.name, "signature": f.signature, "occurrences": f.occurrences, "oracles": f.oracles}
+                for f in sorted(self.findings, key=_finding_order)
+                if f.settled
+            ],
             "shrinking": len(self.shrinking),
             "incidents": len(self.incidents),
             "workers": self.workers,
@@ -705,11 +918,12 @@ class Campaign:
 
     def summary(self) -> dict[str, Any]:
         el = self.elapsed()
-        per_oracle: dict[str, Counter[str]] = {}
-        per_engine: dict[str, Counter[str]] = {}
+        per_oracle: dict[str, dict[str, int]] = {}
+        per_engine: dict[str, dict[str, int]] = {}
         for (e, o, s), n in self.verdicts.items():
-            per_oracle.setdefault(o, Counter())[s] += n
-            per_engine.setdefault(e, Counter())[s] += n
+            blank = dict.fromkeys(STATUSES, 0)
+            for d in (per_oracle.setdefault(o, dict(blank)), per_engine.setdefault(e, dict(blank))):
+                d[s] = d.get(s, 0) + n
         rate = self.programs / el if el > 0 else 0.0
         busy = self.busy_seconds
         return {
@@ -744,31 +958,56 @@ class Campaign:
             "by_oracle": {o: dict(c) for o, c in sorted(per_oracle.items())},
             "by_engine": {e: dict(c) for e, c in sorted(per_engine.items())},
             "coverage": dict(sorted(self.coverage.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "findings": [
-                {
-                    "dir": f.name,
-                    "engine": f.engine,
-                    "oracle": f.oracle,
-                    "status": f.status,
-                    "signature": f.signature,
-                    "failure_class": f.failure_class,
-                    "detail": (f.final_verdict or f.verdict).get("detail"),
-                    "seed": f.seed,
-                    "nodes_before": f.nodes_before,
-                    "nodes_after": f.nodes_after,
-                    "occurrences": f.occurrences,
-                    "command": reproduce_command(self.out / f.name),
-                }
-                for f in self.findings
+            "inconclusive_reasons": self.reason_table(),
+            "findings": [self.finding_summary(f) for f in sorted(self.findings, key=_finding_order)],
+            "findings_settled": sum(1 for f in self.findings if f.settled),
+            "candidates_unsettled": sum(1 for f in self.findings if not f.settled),
+            "unexamined_failures": [
+                {k: w[k] for k in ("engine", "kind", "index", "seed", "nodes")} | {"oracles": sorted(w["oracles"])}
+                for w in self.waiting
             ],
             "unclassified_failures": dict(self.unclassified),
             "incidents": [{k: v for k, v in i.items() if k != "traceback"} for i in self.incidents],
             "exit_status": self.exit_status(),
         }
 
+    def finding_summary(self, f: Finding) -> dict[str, Any]:
+        """A finding as `summary.json` lists it (its counts are those of its finding.json)."""
+        v = f.final_verdict or f.verdict
+        labels = verdict_labels(v)
+        return {
+            "dir": f.name,
+            "number": f.number,
+            "engine": f.engine,
+            "oracle": f.oracle,
+            "oracles": f.oracles,
+            "oracle_counts": {o: f.oracle_counts[o] for o in f.oracles},
+            "status": f.status,
+            "settled": f.settled,
+            "kind": f.kind,
+            "culprit": culprit_name(f.culprit) if f.culprit is not None else None,
+            "signature": f.signature,
+            "failure_class": f.signature,
+            "mismatch": mismatch(v),
+            "detail": v.get("detail"),
+            "expected": v.get("expected"),
+            "expected_label": labels[0],
+            "actual": v.get("actual"),
+            "actual_label": labels[1],
+            "seed": f.seed,
+            "nodes_before": f.nodes_before,
+            "nodes_after": f.nodes_after,
+            "occurrences": f.occurrences,
+            "program": f.program,
+            "input": f.input,
+            "command": self.finding_command(f),
+        }
+
     def reproduce_campaign(self) -> str:
         """The command that generates the same programs in the same order (how far it gets depends on time)."""
-        parts = [f"advalidate fuzz --seed {self.cfg.seed} --seconds {self.cfg.seconds:g}"]
+        paths = sorted({p for p in self.engine_paths.values() if p})
+        parts = [f"PYTHONPATH={shlex.quote(os.pathsep.join(paths))}"] if paths else []
+        parts += [f"advalidate fuzz --seed {self.cfg.seed} --seconds {self.cfg.seconds:g}"]
         parts += [f"--engine {s}" for s in self.engine_specs]
         parts += [f"--oracle {o}" for o in self.cfg.oracles or []]
         if self.cfg.max_size is not None:
@@ -841,6 +1080,11 @@ class Campaign:
     def _note(self, text: str) -> None:
         if self.progress is not None:
             self.progress.note(text)
+
+
+def _finding_order(f: Finding) -> tuple[int, int]:
+    """Settled findings by number, then candidates by when they were found."""
+    return (0, f.number) if f.settled else (1, f.id)
 
 
 def _bucket(n: int) -> int:

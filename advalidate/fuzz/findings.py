@@ -1,12 +1,16 @@
-"""Finding directories (DESIGN.md, "Command line"), written atomically, and their dedup signatures.
+"""Finding directories (DESIGN.md, "Command line"), written atomically, and what a finding is.
 
-A finding directory holds
+One finding is one bug: the failures of one engine that share the construct at fault in the
+shrunk program and the kind of mismatch (`finding_key`, which says why), whichever oracles saw
+them. A finding directory holds
     program.adv        the shrunk program, pretty-printed (the original until shrinking improves it)
     input.txt          its input, in the literal syntax
     original.adv       the program as generated
     original-input.txt the input as generated
-    finding.json       engine, oracle, verdict details, seeds, sizes before and after, versions, ...
-    reproduce.sh       the one command that reproduces it: `advalidate replay DIR`
+    finding.json       engine, the oracles that saw it, verdict details, seeds, sizes before and after,
+                       occurrences, versions, ...
+    reproduce.sh       the one command that reproduces it: `advalidate replay DIR` (with the
+                       `--engine` and PYTHONPATH a plug-in engine needs)
 Every file is written to a temporary name and renamed into place, and a new directory is built
 under a temporary name and renamed, so a reader (or a campaign killed half-way) never sees half a
 file. A finding is written as soon as the failing verdict arrives, before shrinking starts.
@@ -15,6 +19,7 @@ file. A finding is written as soon as the failing verdict arrives, before shrink
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import re
@@ -70,6 +75,14 @@ def write_dir(out: Path, name: str, files: dict[str, str]) -> Path:
     return target
 
 
+def rename_dir(out: Path, old: str, new: str) -> Path:
+    """Rename finding directory `out/old` to `out/new` (a candidate that became finding `new`)."""
+    src, dst = out / old, out / new
+    if old != new and src.is_dir() and not dst.exists():
+        os.replace(src, dst)
+    return dst
+
+
 def remove_dir(path: Path) -> None:
     """Remove a finding directory (a duplicate of another finding)."""
     if path.is_dir():
@@ -86,20 +99,27 @@ def slug(text: str, limit: int = 24) -> str:
     return (s or "x")[:limit]
 
 
-def finding_name(number: int, engine: str, oracle: str) -> str:
-    return f"f{number:03d}-{slug(engine)}-{slug(oracle)}"
+_OP_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq"}
 
 
-def reproduce_command(directory: Path | str) -> str:
-    return f"advalidate replay {shlex.quote(str(directory))}"
+def construct_slug(culprit: str) -> str:
+    """A culprit in a file name: "*R, let" becomes "mulR-let"."""
+    words = []
+    for c in culprit.split(", "):
+        m = re.fullmatch(r"(<=|>=|==|[-+*/<>])([RZ]?)", c)
+        words.append(_OP_WORDS[m.group(1)] + m.group(2) if m else c)
+    return slug("-".join(words), 32)
 
 
-def reproduce_script() -> str:
-    return (
-        "#!/bin/sh\n"
-        "# Re-run this finding: exits 1 while the bug is there, 0 once it is fixed.\n"
-        'exec advalidate replay "$(dirname "$0")" "$@"\n'
-    )
+def finding_name(number: int, engine: str, culprit: str) -> str:
+    """The directory of finding `number`: `f001-broken-sin-sin` (engine, then the construct at fault)."""
+    return f"f{number:03d}-{slug(engine)}-{construct_slug(culprit)}"
+
+
+def candidate_name(ident: int, engine: str) -> str:
+    """The directory of a failure not yet shrunk and classified: `pending-003-broken-sin`. It becomes
+    `fNNN-...` (or part of an existing finding) once shrunk, so that finding numbers have no gaps."""
+    return f"pending-{ident:03d}-{slug(engine)}"
 
 
 def versions() -> dict[str, str]:
@@ -168,26 +188,311 @@ def module_constructs(m: A.Module) -> set[str]:
     return out
 
 
+# ---- what went wrong: kinds of mismatch, the construct at fault, the finding's class ----------
+
+#: The kinds of mismatch a failing verdict can report (`failure_class`). They are coarse on purpose:
+#: every oracle that sees one bug reports the same kind (fd, forward, symbolic and cross all say
+#: "wrong gradient" for a wrong derivative rule), and the kind does not depend on the point (the
+#: sign of an error does: `mismatch` describes that for the kept example).
+WRONG_VALUE = "wrong value"
+WRONG_GRADIENT = "wrong gradient"
+WRONG_JVP = "wrong jvp"
+NOT_ONCE = "complexity: backprop called more than once"
+NOT_LINEAR = "complexity: reverse pass not linear"
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.IGNORECASE)
+
+
 def failure_class(verdict: dict[str, Any]) -> str:
-    """What kind of failure a verdict reports (for dedup and shrinking): the first words of its
-    detail, with numbers and bracketed specifics (vectors, engine lists, `⟨g, v⟩`) taken out."""
-    text = str(verdict.get("detail") or "").split(";", 1)[0]
-    for _ in range(3):  # nested groups
+    """The kind of mismatch a failing verdict reports, named, e.g. "wrong gradient", "wrong value",
+    "nan gradient", "crash (KeyError)", "complexity: backprop called more than once".
+
+    This is what one verdict can tell. It is the shrinker's "fails the same way" test (a smaller
+    program must fail with the same kind) and, with the engine and the construct at fault in the
+    shrunk program, the key that groups failures into findings (`finding_key`). Numbers, vectors and
+    engine names in the detail never enter it.
+    """
+    detail = str(verdict.get("detail") or "")
+    oracle = str(verdict.get("oracle") or "")
+    m = re.search(r"\bcrashed: ([A-Za-z_][\w.]*)", detail)
+    if m:
+        return f"crash ({m.group(1)})"
+    m = re.search(r"jvp crashed: ([A-Za-z_][\w.]*)", detail)
+    if m:
+        return f"crash in jvp ({m.group(1)})"
+    if "returned an ill-typed value" in detail:
+        return "ill-typed value"
+    if "returned an ill-typed gradient" in detail:
+        return "ill-typed gradient"
+    if "differs from the reference in its discrete parts" in detail:
+        return "wrong discrete parts of the value"
+    if "does not copy the input's integers" in detail:
+        return "gradient does not copy the input's discrete parts"
+    if oracle == "once" or "backprop_calls_max" in detail:
+        return NOT_ONCE
+    if oracle == "linear" or detail.startswith("reverse pass is not linear"):
+        return NOT_LINEAR
+    if "own jvp" in detail:
+        return WRONG_JVP
+    what = "value" if ("value differs" in detail or detail.startswith("value disagrees")) else None
+    if what is None and oracle not in ("fd", "symbolic", "forward", "cross") and "gradient" not in detail:
+        return f"{oracle} fails" if oracle else "fail"
+    what = what or "gradient"
+    actual = str(verdict.get("actual") or "").lower()
+    if "nan" in re.findall(r"[a-z]+", actual) or "nan" in detail.lower().split():
+        return f"nan {what}"
+    if "inf" in re.findall(r"[a-z]+", actual):
+        return f"infinite {what}"
+    return WRONG_VALUE if what == "value" else WRONG_GRADIENT
+
+
+def _numbers(text: Any) -> list[float]:
+    if text is None:
+        return []
+    out = []
+    for tok in _NUMBER.findall(str(text)):
+        try:
+            out.append(float(tok))
+        except ValueError:
+            pass
+    return out
+
+
+def mismatch(verdict: dict[str, Any]) -> str:
+    """How the kept example fails, finer than its kind: "wrong gradient sign" (actual = −expected
+    wherever they differ), "zero gradient", "gradient scaled by 2", "backprop called twice", ..."""
+    kind = failure_class(verdict)
+    if kind == NOT_ONCE:
+        calls = _numbers(verdict.get("actual"))
+        if len(calls) == 1:
+            n = int(calls[0])
+            return "complexity: backprop called twice" if n == 2 else f"complexity: backprop called {n} times"
+        return kind
+    if kind not in (WRONG_GRADIENT, WRONG_VALUE):
+        return kind
+    what = "gradient" if kind == WRONG_GRADIENT else "value"
+    exp, act = _numbers(verdict.get("expected")), _numbers(verdict.get("actual"))
+    if not exp or len(exp) != len(act):
+        return kind
+    pairs = [(e, a) for e, a in zip(exp, act, strict=True) if not math.isclose(e, a, rel_tol=1e-9, abs_tol=1e-12)]
+    if not pairs:
+        return kind
+    if all(a == 0.0 for _, a in pairs):
+        return f"zero {what}"
+    if all(math.isclose(a, -e, rel_tol=1e-6, abs_tol=1e-12) for e, a in pairs):
+        return f"wrong {what} sign"
+    # A simple factor (2, 3, 1/2, ...) on every differing entry: a doubled or halved contribution.
+    ratios = [a / e for e, a in pairs if e != 0.0]
+    if len(ratios) == len(pairs) and all(math.isclose(r, ratios[0], rel_tol=1e-6) for r in ratios):
+        r = ratios[0]
+        for k in range(2, 9):
+            for factor, text in ((float(k), f"{k}"), (1.0 / k, f"1/{k}")):
+                if math.isclose(abs(r), factor, rel_tol=1e-6):
+                    return f"{what} scaled by {'-' if r < 0 else ''}{text}"
+    return kind
+
+
+def culprit_constructs(m: A.Module) -> set[str]:
+    """The constructs at fault in a shrunk program: what its body uses, without what every program
+    has (variables, the program's own parameter, the application of a built-in to its argument)."""
+    roots: list[A.Node] = []
+    if m.expr is not None:
+        roots = [m.expr.body if isinstance(m.expr, A.Lam) else m.expr]
+    else:
+        roots = [d.body for d in m.defs]
+    out: set[str] = set()
+    for root in roots:
+        out |= constructs(root)
+        if not any(_user_application(e) for e in _walk(root)):
+            out.discard("app")
+    if m.expr is None and len(m.defs) > 1:
+        out.add("def")
+    out.discard("var")
+    return out
+
+
+def _walk(e: A.Node) -> Iterable[A.Node]:
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(A.children(x))
+
+
+def _user_application(e: A.Node) -> bool:
+    """An application whose function is not a built-in (a lambda, a closure, a recursive call)."""
+    if not isinstance(e, A.App):
+        return False
+    head = e
+    while isinstance(head, A.App):
+        head = head.fn
+    return not isinstance(head, A.Builtin)
+
+
+#: Primitives first, then the constructs around them, when a culprit is named.
+_ORDER = ("sin cos tan exp log sqrt tanh atan real +R -R *R /R neg fst snd inl inr map parmap foldl zipWith sum "
+          "length").split()  # fmt: skip
+
+
+def culprit_name(cs: Iterable[str]) -> str:
+    """A culprit for people: "sin", "*R, let", or "plain variables" when the body is only variables."""
+    cs = set(cs)
+    if not cs:
+        return "plain variables"
+    return ", ".join(sorted(cs, key=lambda c: (_ORDER.index(c) if c in _ORDER else len(_ORDER), c)))
+
+
+def finding_key(engine: str, culprit: Iterable[str], kind: str) -> tuple[str, str, str]:
+    """The key that makes one finding of many failures: (engine, construct at fault, kind of mismatch).
+
+    Why this key. A bug is a property of one engine, so the engine is part of it, but the oracle is
+    not: a wrong derivative rule fails fd, forward mode, sympy and the cross-engine check at once,
+    and those are four witnesses of one bug, listed inside the finding, not four findings. What
+    tells two bugs of one engine apart is where the program goes wrong and how: the construct at
+    fault is read from the *shrunk* program, where the reducer has removed everything the failure
+    does not need (`\\(x : R) -> sin x` blames `sin`), and the kind of mismatch (`failure_class`:
+    wrong value, wrong gradient, nan, crash, a complexity bound) is the coarse one every oracle
+    agrees on, so the same bug seen at another point (where its error has another sign) or by
+    another oracle lands in the same finding. The original program's constructs are never part of
+    the key: they say what the generator happened to produce, not what is wrong.
+    """
+    return (engine, culprit_name(culprit), kind)
+
+
+def signature_text(key: tuple[str, str, str]) -> str:
+    """A finding's class as one line: "broken-sin: sin: wrong gradient"."""
+    return ": ".join(key)
+
+
+def covers(culprit: Iterable[str], program_constructs: Iterable[str]) -> bool:
+    """A finding explains a new failure (same engine and kind) whose program uses everything its
+    shrunk program blames: the same bug, met again."""
+    return set(culprit) <= set(program_constructs)
+
+
+# ---- presenting a verdict ---------------------------------------------------------------------
+
+
+def verdict_labels(verdict: dict[str, Any]) -> tuple[str, str]:
+    """What a failing verdict's `expected` and `actual` are, in words, by oracle and detail."""
+    oracle = str(verdict.get("oracle") or "")
+    detail = str(verdict.get("detail") or "")
+    vector = bool(verdict.get("positions"))
+    kind = failure_class(verdict)
+    if kind in (WRONG_VALUE, "nan value", "infinite value"):
+        if oracle == "cross":
+            return _cross_expected(detail, "value"), "value computed by this engine"
+        return "value by the reference interpreter", "value computed by this engine"
+    if kind == NOT_ONCE:
+        return "most calls of any one backpropagator allowed", "backprop_calls_max (most calls of one backpropagator)"
+    if kind == NOT_LINEAR:
+        return "bound C·(primal_ops + input_size + output_size)", "reverse_cost of the engine's reverse pass"
+    if kind == WRONG_JVP:
+        return "J v by the reference forward mode", "J v by the engine's own jvp"
+    if oracle == "fd":
+        if vector:
+            return "gradient by finite differences (one per input real)", "gradient by the engine"
+        return "directional derivative ⟨∇f, v⟩ by finite differences", "⟨gradient, v⟩ by the engine"
+    if oracle == "symbolic":
+        return "gradient by sympy (along the executed path)", "gradient by the engine"
+    if oracle == "forward":
+        if "full Jacobian" in detail:
+            return "Jᵀ dy by forward mode (column by column)", "Jᵀ dy by the engine (its gradient)"
+        return "⟨dy, J v⟩ by forward mode", "⟨Jᵀ dy, v⟩ by the engine"
+    if oracle == "cross":
+        return _cross_expected(detail, "gradient"), "gradient by this engine"
+    return "expected", "actual"
+
+
+def _cross_expected(detail: str, what: str) -> str:
+    m = re.search(r"expected = (.+?)'s (value|gradient)", detail)
+    return f"{what} by {m.group(1)}" if m else f"{what} by the other engines"
+
+
+def clip(text: Any, limit: int) -> str:
+    """`text` on at most `limit` characters, cut at a word boundary and marked with "…" when cut,
+    so a number is never shown half."""
+    s = " ".join(str(text if text is not None else "").split())
+    if len(s) <= limit:
+        return s
+    cut = s[: max(1, limit - 1)]
+    if s[len(cut)] != " ":  # the cut falls inside a word (or a number): end at the word before
+        space = cut.rfind(" ")
+        if space > 0:
+            cut = cut[:space]
+    return cut.rstrip(" ,;:(=") + "…"
+
+
+def reason_class(detail: str, engine: str = "") -> str:
+    """An inconclusive verdict's reason without its specifics (numbers, vectors, the engine's name),
+    so that reasons can be counted."""
+    text = str(detail or "")
+    if engine:
+        text = text.replace(f"engine {engine} ", "the engine ").replace(f"engine {engine}'s", "the engine's")
+    text = text.split(";", 1)[0]
+    for _ in range(3):
         text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]|⟨[^⟨⟩]*⟩|\{[^{}]*\}", " ", text)
-    text = re.sub(r"[-+]?\d[\d.eE+-]*", "#", text)
-    words = [w for w in text.split() if w == "#" or re.search(r"\w", w)][:CLASS_WORDS]
-    return " ".join(words) or str(verdict.get("status", "fail"))
+    text = _NUMBER.sub("#", text)
+    return clip(text, 90) or "no reason given"
 
 
-CLASS_WORDS = 4
+# ---- reproducing ------------------------------------------------------------------------------
 
 
-def signature(verdict: dict[str, Any], shrunk_constructs: Iterable[str]) -> str:
-    """The dedup key of a shrunk finding, beside its (engine, oracle): failure class + what it uses."""
-    core = sorted(set(shrunk_constructs) - TRIVIAL)
-    return f"{failure_class(verdict)} | {' '.join(core) if core else '-'}"
+def engine_pythonpath(spec: str) -> str | None:
+    """The directory a fresh `advalidate` must find a plug-in engine `module:attr` in (for
+    PYTHONPATH), or None when it needs none (a built-in engine, or a module installed in
+    site-packages or the standard library)."""
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    import importlib.util
+    import site
+    import sysconfig
+
+    top = spec.split(":", 1)[0].split(".")[0]
+    if not top or top == "advalidate":
+        return None
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.origin or found.origin in ("built-in", "frozen"):
+        return None
+    if found.submodule_search_locations:
+        root = Path(list(found.submodule_search_locations)[0]).resolve().parent
+    else:
+        root = Path(found.origin).resolve().parent
+    standard = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    try:
+        standard += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # pragma: no cover - virtualenvs of old
+        pass
+    for d in standard:
+        if d and (root == Path(d).resolve() or Path(d).resolve() in root.parents):
+            return None
+    return str(root)
 
 
-def covers(sig_constructs: Iterable[str], program_constructs: Iterable[str]) -> bool:
-    """A shrunk finding explains a new failure (same engine, oracle, class) whose program uses all its constructs."""
-    return set(sig_constructs) - TRIVIAL <= set(program_constructs)
+def reproduce_command(directory: Path | str, engine_spec: str | None = None, pythonpath: str | None = None) -> str:
+    """The one command that replays a finding, as it can be pasted into a shell: a plug-in engine is
+    named with `--engine` (replay imports only what the command line names) and found through
+    PYTHONPATH when it is not installed."""
+    parts = []
+    if pythonpath:
+        parts.append(f"PYTHONPATH={shlex.quote(pythonpath)}")
+    parts += ["advalidate", "replay", shlex.quote(str(directory))]
+    if engine_spec and ":" in engine_spec:
+        parts += ["--engine", shlex.quote(engine_spec)]
+    return " ".join(parts)
+
+
+def reproduce_script(engine_spec: str | None = None, pythonpath: str | None = None) -> str:
+    lines = ["#!/bin/sh", "# Re-run this finding: exits 1 while the bug is there, 0 once it is fixed."]
+    engine = ""
+    if pythonpath:
+        lines.append(f"PYTHONPATH={shlex.quote(pythonpath)}${{PYTHONPATH:+:$PYTHONPATH}}")
+        lines.append("export PYTHONPATH")
+    if engine_spec and ":" in engine_spec:
+        engine = f" --engine {shlex.quote(engine_spec)}"
+    lines.append(f'exec advalidate replay "$(dirname "$0")"{engine} "$@"')
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,9 @@
 """Campaign progress: a live panel on a terminal (rich), plain periodic lines otherwise (CI logs).
 
-Progress goes to stderr; the final summary table goes to stdout.
+Progress goes to stderr; the final summary goes to stdout. Verdicts are counted as pass / fail /
+inconclusive / not applicable, apart; every finding is listed by its number (settled findings are
+numbered without gaps, see `campaign.py`) with its class, the oracles that saw it, how often, and,
+in the final summary, its shrunk program and input. Text is shortened with "…", never mid-number.
 """
 
 from __future__ import annotations
@@ -8,6 +11,11 @@ from __future__ import annotations
 import sys
 import time
 from typing import Any, TextIO
+
+from .findings import clip
+
+#: Longest detail shown on one line.
+DETAIL_WIDTH = 100
 
 
 def make_progress(mode: str = "auto", interval: float = 10.0, stream: TextIO | None = None) -> Any:
@@ -25,9 +33,18 @@ def make_progress(mode: str = "auto", interval: float = 10.0, stream: TextIO | N
     return PlainProgress(stream, interval)
 
 
+def counts_text(c: dict[str, int]) -> str:
+    return (
+        f"pass {c.get('pass', 0)} fail {c.get('fail', 0)} inconclusive {c.get('inconclusive', 0)} "
+        f"n/a {c.get('not_applicable', 0)}"
+    )
+
+
 def status_line(s: dict[str, Any]) -> str:
     c = s["counts"]
     extra = []
+    if s.get("candidates"):
+        extra.append(f"candidates {s['candidates']}")
     if s["shrinking"]:
         extra.append(f"shrinking {s['shrinking']}")
     if s["incidents"]:
@@ -35,8 +52,7 @@ def status_line(s: dict[str, Any]) -> str:
     when = "finishing" if s["finishing"] else f"{s['remaining']:.0f} s left"
     return (
         f"[{s['elapsed']:6.1f} s, {when}] {s['programs']} programs ({s['rate']:.1f}/s) | "
-        f"pass {c.get('pass', 0)} fail {c.get('fail', 0)} inconclusive {c.get('inconclusive', 0)} | "
-        f"findings {s['findings']}" + ("".join(f" | {e}" for e in extra))
+        f"{counts_text(c)} | findings {s['findings']}" + ("".join(f" | {e}" for e in extra))
     )
 
 
@@ -91,6 +107,10 @@ class PlainProgress(QuietProgress):
         super().close(summary)
 
 
+#: Findings listed in the live panel (the rest are counted).
+PANEL_FINDINGS = 8
+
+
 class RichProgress(QuietProgress):
     """A live panel: elapsed / remaining, programs per second, verdict counts, findings."""
 
@@ -127,10 +147,18 @@ class RichProgress(QuietProgress):
         t.add_row(
             "verdicts",
             f"[green]pass {c.get('pass', 0)}[/]  [red]fail {c.get('fail', 0)}[/]  "
-            f"[yellow]inconclusive {c.get('inconclusive', 0)}[/]",
+            f"[yellow]inconclusive {c.get('inconclusive', 0)}[/]  [dim]not applicable {c.get('not_applicable', 0)}[/]",
         )
         findings = f"[bold red]{s['findings']}[/]" if s["findings"] else "0"
-        t.add_row("findings", findings + (f"  (shrinking {s['shrinking']})" if s["shrinking"] else ""))
+        pending = s.get("candidates", 0)
+        t.add_row("findings", findings + (f"  ({pending} failure(s) being shrunk)" if pending else ""))
+        from rich.markup import escape
+
+        found = s.get("found", [])
+        for f in found[:PANEL_FINDINGS]:
+            t.add_row("", escape(clip(f"{f['name']}: {f['signature']} (seen {f['occurrences']}x)", 90)))
+        if len(found) > PANEL_FINDINGS:
+            t.add_row("", f"… and {len(found) - PANEL_FINDINGS} more")
         if s["incidents"]:
             t.add_row("incidents", f"[yellow]{s['incidents']}[/] (worker crashes / timeouts, replaced)")
         return t
@@ -157,36 +185,87 @@ class RichProgress(QuietProgress):
 
 
 def _cell(c: dict[str, int]) -> str:
-    return f"{c.get('pass', 0)}/{c.get('fail', 0)}/{c.get('inconclusive', 0)}"
+    return f"{c.get('pass', 0)}/{c.get('fail', 0)}/{c.get('inconclusive', 0)}/{c.get('not_applicable', 0)}"
+
+
+def _header(s: dict[str, Any]) -> str:
+    return (
+        f"{s['programs']} programs in {s['elapsed_seconds']:.1f} s "
+        f"({s['programs_per_second']:.1f}/s, {s['programs_per_second_per_worker']:.1f}/s per worker), "
+        f"seed {s['seed']}, stopped: {s['stopped']}"
+    )
+
+
+def _totals(s: dict[str, Any]) -> str:
+    c = s["verdicts"]
+    return (
+        f"verdicts: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, {c.get('inconclusive', 0)} inconclusive, "
+        f"{c.get('not_applicable', 0)} not applicable"
+    )
+
+
+def finding_lines(f: dict[str, Any]) -> list[str]:
+    """One finding in the final summary: what, seen by whom and how often, its program, input, command."""
+    seen = ", ".join(f"{o} {n}x" for o, n in f.get("oracle_counts", {}).items()) or f.get("oracle", "")
+    head = f"{f['dir']}: {f.get('signature') or f.get('failure_class')}"
+    if f.get("mismatch") and f.get("mismatch") != f.get("kind"):
+        head += f" ({f['mismatch']})"
+    lines = [
+        head,
+        f"    seen in {f['occurrences']} program(s) (failing oracles: {seen}); {f['status']}, "
+        f"{f['nodes_before']} -> {f['nodes_after']} nodes",
+        f"    {clip(f.get('detail') or '', DETAIL_WIDTH)}",
+    ]
+    for what in ("expected", "actual"):
+        if f.get(what) is not None:
+            lines.append(f"    {what} ({f.get(what + '_label') or what}): {clip(f[what], DETAIL_WIDTH)}")
+    lines += [
+        f"    input: {clip(f.get('input') or '', DETAIL_WIDTH)}",
+        "    program:",
+    ]
+    program = str(f.get("program") or "").rstrip().splitlines()
+    lines += [f"      {ln}" for ln in program[:PROGRAM_LINES]]
+    if len(program) > PROGRAM_LINES:
+        lines.append(f"      … ({len(program) - PROGRAM_LINES} more lines in {f['dir']}/program.adv)")
+    lines.append(f"    replay: {f['command']}")
+    return lines
+
+
+#: Lines of a finding's program shown in the summary.
+PROGRAM_LINES = 12
 
 
 def summary_text(s: dict[str, Any]) -> str:
     """The end-of-campaign summary as plain text."""
-    lines = [
-        f"advalidate fuzz: {s['programs']} programs in {s['elapsed_seconds']:.1f} s "
-        f"({s['programs_per_second']:.1f}/s, {s['programs_per_second_per_worker']:.1f}/s per worker), "
-        f"seed {s['seed']}, stopped: {s['stopped']}",
-    ]
+    lines = [f"advalidate fuzz: {_header(s)}", _totals(s)]
     table = s["by_engine_oracle"]
     oracles = sorted({o for cells in table.values() for o in cells})
     if oracles:
         width = max([len("engine")] + [len(e) for e in table])
-        cols = [max(len(o), 14) for o in oracles]
-        lines.append("verdicts (pass/fail/inconclusive):")
+        cols = [max(len(o), 18) for o in oracles]
+        lines.append("verdicts per engine and oracle (pass/fail/inconclusive/not applicable):")
         lines.append("  " + "  ".join(["engine".ljust(width)] + [o.ljust(w) for o, w in zip(oracles, cols)]).rstrip())
         for e, cells in table.items():
             row = [e.ljust(width)] + [_cell(cells.get(o, {})).ljust(w) for o, w in zip(oracles, cols)]
             lines.append("  " + "  ".join(row).rstrip())
+    reasons = s.get("inconclusive_reasons") or []
+    if reasons:
+        lines.append("inconclusive, why (most frequent first):")
+        for r in reasons[:REASONS_SHOWN]:
+            lines.append(f"  {r['count']:>6}  {r['engine']} × {r['oracle']}: {r['reason']}")
+        if len(reasons) > REASONS_SHOWN:
+            lines.append(f"  … {len(reasons) - REASONS_SHOWN} more reasons in summary.json")
     if s["findings"]:
         lines.append(f"{len(s['findings'])} finding(s):")
         for f in s["findings"]:
-            lines.append(
-                f"  {f['dir']}: {f['engine']} × {f['oracle']}, {f['nodes_before']} -> {f['nodes_after']} nodes "
-                f"({f['status']}, seen {f['occurrences']}x): {str(f['detail'] or '')[:100]}"
-            )
-            lines.append(f"    {f['command']}")
+            lines += ["  " + ln for ln in finding_lines(f)]
     else:
         lines.append("no findings")
+    if s.get("unexamined_failures"):
+        lines.append(
+            f"{len(s['unexamined_failures'])} failing program(s) not examined before the campaign stopped "
+            "(seeds in summary.json)"
+        )
     if s["incidents"]:
         kinds: dict[str, int] = {}
         for i in s["incidents"]:
@@ -198,19 +277,20 @@ def summary_text(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: Inconclusive reasons listed in the terminal summary.
+REASONS_SHOWN = 8
+
+
 def print_summary_rich(console: Any, s: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    console.print(
-        f"[bold]advalidate fuzz[/]: {s['programs']} programs in {s['elapsed_seconds']:.1f} s "
-        f"({s['programs_per_second']:.1f}/s, {s['programs_per_second_per_worker']:.1f}/s per worker), "
-        f"seed {s['seed']}, stopped: {s['stopped']}",
-        highlight=False,
-    )
+    console.print(f"[bold]advalidate fuzz[/]: {escape(_header(s))}", highlight=False)
+    console.print(escape(_totals(s)), highlight=False)
     table = s["by_engine_oracle"]
     oracles = sorted({o for cells in table.values() for o in cells})
     if oracles:
-        t = Table(title="verdicts: pass / fail / inconclusive", title_justify="left")
+        t = Table(title="verdicts: pass / fail / inconclusive / not applicable", title_justify="left")
         t.add_column("engine")
         for o in oracles:
             t.add_column(o, justify="right")
@@ -220,26 +300,32 @@ def print_summary_rich(console: Any, s: dict[str, Any]) -> None:
                 c = cells.get(o, {})
                 fail = c.get("fail", 0)
                 row.append(
-                    f"{c.get('pass', 0)} / " + (f"[red]{fail}[/]" if fail else "0") + f" / {c.get('inconclusive', 0)}"
+                    f"{c.get('pass', 0)} / "
+                    + (f"[red]{fail}[/]" if fail else "0")
+                    + f" / {c.get('inconclusive', 0)} / [dim]{c.get('not_applicable', 0)}[/]"
                 )
             t.add_row(*row)
         console.print(t)
-    if s["findings"]:
-        t = Table(title=f"{len(s['findings'])} finding(s)", title_justify="left")
-        for col in ("dir", "engine × oracle", "nodes", "seen", "detail"):
-            t.add_column(col)
-        for f in s["findings"]:
-            t.add_row(
-                f["dir"],
-                f"{f['engine']} × {f['oracle']}",
-                f"{f['nodes_before']} → {f['nodes_after']}",
-                str(f["occurrences"]),
-                str(f["detail"] or "")[:80],
+    reasons = s.get("inconclusive_reasons") or []
+    if reasons:
+        console.print("inconclusive, why (most frequent first):", highlight=False)
+        for r in reasons[:REASONS_SHOWN]:
+            console.print(
+                f"  {r['count']:>6}  {r['engine']} × {r['oracle']}: {r['reason']}", highlight=False, markup=False
             )
-        console.print(t)
-        console.print("replay one with: " + s["findings"][0]["command"], highlight=False, markup=False)
+    if s["findings"]:
+        console.print(f"[bold red]{len(s['findings'])} finding(s)[/]:")
+        for f in s["findings"]:
+            for ln in finding_lines(f):
+                console.print("  " + ln, highlight=False, markup=False)
     else:
         console.print("[green]no findings[/]")
+    if s.get("unexamined_failures"):
+        console.print(
+            f"{len(s['unexamined_failures'])} failing program(s) not examined before the campaign stopped "
+            "(seeds in summary.json)",
+            highlight=False,
+        )
     if s["incidents"]:
         console.print(f"[yellow]{len(s['incidents'])} incident(s)[/] (worker crashes / timeouts): see summary.json")
-    console.print(f"report: {s['out']}/report.html   summary: {s['out']}/summary.json", highlight=False)
+    console.print(f"report: {s['out']}/report.html   summary: {s['out']}/summary.json", highlight=False, markup=False)

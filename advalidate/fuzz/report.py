@@ -1,8 +1,12 @@
 # ruff: noqa: E501
 """The campaign report (`report.html` in the findings directory): one self-contained page.
 
-Counts per oracle and engine, construct coverage, program sizes, throughput, and every finding
-with its shrunk and original program. Inline CSS only: no scripts, no network.
+Verdict counts per oracle and engine (pass / fail / inconclusive / not applicable, apart, and why
+verdicts were inconclusive), construct coverage, program sizes, throughput, and every finding: its
+class (engine, construct at fault, kind of mismatch), the oracles that saw it and how often,
+expected and actual values with what each is, the error and where it is, its shrunk and original
+program, and the command that replays it as printed. The counts are those of `summary.json` and
+of each `finding.json`. Inline CSS only: no scripts, no network.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from .findings import atomic_write_text
 
@@ -33,17 +38,21 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; border: 1px solid #
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dt { font-weight: bold; } dd { margin: 0; }
 .finding { border: 1px solid #ddd; padding: 0.5em 1em; margin: 1em 0; }
+.na { color: #777; }
+.scroll { overflow-x: auto; max-width: 100%; }
+code { overflow-wrap: anywhere; }
+td.text { text-align: left; }
 </style>
 </head>
 <body>
 <h1>advalidate fuzzing campaign</h1>
 {% if s.findings %}
-<p class="bad">{{ s.findings|length }} finding(s): exit status {{ s.exit_status }}.</p>
+<p class="bad">{{ s.findings|length }} finding(s) in {{ s.programs }} programs: exit status {{ s.exit_status }}.</p>
 {% else %}
 <p class="ok">No findings in {{ s.programs }} programs: exit status {{ s.exit_status }}.</p>
 {% endif %}
 <dl>
-<dt>seed</dt><dd>{{ s.seed }} (reproduce: <code>{{ s.reproduce }}</code>)</dd>
+<dt>seed</dt><dd>{{ s.seed }} (the same programs again: <code>{{ s.reproduce }}</code>)</dd>
 <dt>started</dt><dd>{{ s.started }}</dd>
 <dt>time</dt><dd>{{ "%.1f"|format(s.elapsed_seconds) }} s of {{ s.seconds_requested }} s requested
   ({{ s.sessions }} session(s)); stopped: {{ s.stopped }}</dd>
@@ -66,20 +75,31 @@ dt { font-weight: bold; } dd { margin: 0; }
 </table>
 
 <h2>Verdicts per engine and oracle</h2>
-<p>Each cell: <span class="pass">pass</span> / <span class="fail">fail</span> / <span class="inc">inconclusive</span>.</p>
-<table>
+<p>{{ s.verdicts.pass }} pass, {{ s.verdicts.fail }} fail, {{ s.verdicts.inconclusive }} inconclusive,
+{{ s.verdicts.not_applicable }} not applicable. Each cell: <span class="pass">pass</span> / <span class="fail">fail</span> /
+<span class="inc">inconclusive</span> (the oracle could not decide here: reasons below) / <span class="na">not applicable</span>
+(the oracle's question does not apply to that engine, e.g. <code>once</code> on an engine that makes no such promise).</p>
+<div class="scroll"><table>
 <tr><th>engine</th>{% for o in oracles %}<th>{{ o }}</th>{% endfor %}<th>total</th></tr>
 {% for e, cells in s.by_engine_oracle.items() %}
 <tr><td>{{ e }}</td>
 {% for o in oracles %}{% set c = cells.get(o, {}) %}
-<td><span class="pass">{{ c.get("pass", 0) }}</span> / <span class="{{ 'fail' if c.get('fail', 0) else '' }}">{{ c.get("fail", 0) }}</span> / <span class="inc">{{ c.get("inconclusive", 0) }}</span></td>
+<td>{{ cell(c) }}</td>
 {% endfor %}
-{% set t = s.by_engine.get(e, {}) %}
-<td>{{ t.get("pass", 0) }} / {{ t.get("fail", 0) }} / {{ t.get("inconclusive", 0) }}</td></tr>
+<td>{{ cell(s.by_engine.get(e, {})) }}</td></tr>
 {% endfor %}
-<tr><th>total</th>{% for o in oracles %}{% set t = s.by_oracle.get(o, {}) %}<th>{{ t.get("pass", 0) }} / {{ t.get("fail", 0) }} / {{ t.get("inconclusive", 0) }}</th>{% endfor %}
-<th>{{ s.verdicts.pass }} / {{ s.verdicts.fail }} / {{ s.verdicts.inconclusive }}</th></tr>
-</table>
+<tr><th>total</th>{% for o in oracles %}<th>{{ cell(s.by_oracle.get(o, {})) }}</th>{% endfor %}
+<th>{{ cell(s.verdicts) }}</th></tr>
+</table></div>
+{% if s.inconclusive_reasons %}
+<h3>Why verdicts were inconclusive</h3>
+<div class="scroll"><table>
+<tr><th>engine</th><th>oracle</th><th>reason</th><th>verdicts</th></tr>
+{% for r in s.inconclusive_reasons[:40] %}<tr><td>{{ r.engine }}</td><td>{{ r.oracle }}</td><td class="text">{{ r.reason }}</td><td>{{ r.count }}</td></tr>
+{% endfor %}
+</table></div>
+{% if s.inconclusive_reasons|length > 40 %}<p>… {{ s.inconclusive_reasons|length - 40 }} more in summary.json.</p>{% endif %}
+{% endif %}
 
 <h2>Construct coverage</h2>
 <p>Number of checked programs that use each construct of the language.</p>
@@ -99,28 +119,48 @@ dt { font-weight: bold; } dd { margin: 0; }
 </table>
 
 <h2>Findings</h2>
-{% if not findings %}<p>None.</p>{% endif %}
+{% if not findings %}<p>None.</p>{% else %}
+<p>One finding per bug: failures of one engine with the same construct at fault in the shrunk program
+and the same kind of mismatch, whichever oracles saw them.</p>
+{% endif %}
 {% for f in findings %}
-<div class="finding">
-<h3>{{ f.name }}: {{ f.engine }} × {{ f.oracle }}</h3>
+<div class="finding" id="{{ f.name }}">
+<h3>{{ f.name }}: {{ f.signature }}</h3>
+<p>{% if f.mismatch and f.mismatch != f.kind %}<b>{{ f.mismatch }}</b>. {% endif %}Seen in <b>{{ f.occurrences }}</b> program(s);
+failing oracles: {% for o in f.oracles %}{{ o }} ({{ f.oracle_counts[o] }}){% if not loop.last %}, {% endif %}{% endfor %}.
+{% if not f.settled %}Not classified yet: the campaign stopped before its shrinking ended.{% endif %}</p>
+<div class="scroll"><table>
+<tr><th colspan="2">{{ f.oracle }} on the shrunk program{% if f.numeric %} (engine in {{ f.numeric }}){% endif %}</th></tr>
+<tr><td>what</td><td class="text">{{ f.detail }}</td></tr>
+{% if f.expected is not none %}<tr><td>expected: {{ f.expected_label }}</td><td class="text"><code>{{ f.expected }}</code></td></tr>{% endif %}
+{% if f.actual is not none %}<tr><td>actual: {{ f.actual_label }}</td><td class="text"><code>{{ f.actual }}</code></td></tr>{% endif %}
+{% if f.abs_err is not none %}<tr><td>error</td><td class="text">absolute {{ num(f.abs_err) }}, relative {{ num(f.rel_err) }}</td></tr>{% endif %}
+{% if f.positions %}<tr><td>differs at</td><td class="text">{{ f.positions|join(", ") }} <small>(dx[k]: the k-th real of the input, y[j]: the j-th real of the output, J[j,k]: a Jacobian entry)</small></td></tr>{% endif %}
+{% if f.tolerance %}<tr><td>tolerance</td><td class="text">{{ f.tolerance }}</td></tr>{% endif %}
+{% if f.cotangent is not none %}<tr><td>cotangent (random)</td><td class="text"><code>{{ f.cotangent }}</code></td></tr>{% endif %}
+</table></div>
 <dl>
-<dt>detail</dt><dd>{{ f.detail }}</dd>
-{% if f.expected is not none %}<dt>expected</dt><dd><code>{{ f.expected }}</code></dd>{% endif %}
-{% if f.actual is not none %}<dt>actual</dt><dd><code>{{ f.actual }}</code></dd>{% endif %}
-{% if f.cotangent is not none %}<dt>cotangent</dt><dd><code>{{ f.cotangent }}</code></dd>{% endif %}
-<dt>status</dt><dd>{{ f.status }}; {{ f.sizes.before }} → {{ f.sizes.after }} AST nodes; seen {{ f.occurrences }} time(s)</dd>
-<dt>signature</dt><dd>{{ f.signature or "-" }}</dd>
+<dt>status</dt><dd>{{ f.status }}; {{ f.sizes.before }} → {{ f.sizes.after }} AST nodes</dd>
 <dt>seed</dt><dd>{{ f.seed }} (program {{ f.program_index }} of campaign {{ f.campaign_seed }})</dd>
 <dt>reproduce</dt><dd><code>{{ f.command }}</code></dd>
 </dl>
 <p>Shrunk program, at input <code>{{ f.input }}</code>:</p>
 <pre>{{ f.program }}</pre>
+{% if f.witnesses|length > 1 %}<details><summary>what each oracle said on the original program</summary>
+<div class="scroll"><table>
+<tr><th>oracle</th><th>detail</th><th>abs. error</th><th>rel. error</th><th>differs at</th></tr>
+{% for o, w in f.witnesses.items() %}<tr><td>{{ o }}</td><td class="text">{{ w.detail }}</td><td>{{ num(w.abs_err) }}</td><td>{{ num(w.rel_err) }}</td><td class="text">{{ (w.positions or [])|join(", ") }}</td></tr>
+{% endfor %}</table></div></details>{% endif %}
 <details><summary>original program ({{ f.sizes.before }} nodes), at input <code>{{ f.original_input }}</code></summary>
 <pre>{{ f.original }}</pre></details>
 </div>
 {% endfor %}
+{% if s.unexamined_failures %}
+<p>{{ s.unexamined_failures|length }} failing program(s) were not examined before the campaign stopped
+(seeds in summary.json).</p>
+{% endif %}
 {% if s.unclassified_failures %}
-<p>Further failures not kept as separate findings (cap per engine × oracle reached):
+<p>Further failures not kept as separate findings (cap per engine reached):
 {% for k, n in s.unclassified_failures.items() %}{{ k }}: {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}.</p>
 {% endif %}
 
@@ -149,12 +189,31 @@ ALL_CONSTRUCTS = (
 
 def render_report(summary: dict[str, Any], findings: list[dict[str, Any]]) -> str:
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
+    env.globals.update(cell=_cell, num=_num)
     oracles = sorted({o for cells in summary["by_engine_oracle"].values() for o in cells})
     missing = [c for c in ALL_CONSTRUCTS if c not in summary["coverage"]] if summary["programs"] else []
     versions = findings[0]["versions"] if findings else _versions()
     return env.from_string(TEMPLATE).render(
         s=summary, findings=findings, oracles=oracles, missing=missing, versions=versions
     )
+
+
+def _cell(c: dict[str, int]) -> Markup:
+    """pass / fail / inconclusive / not applicable, coloured."""
+    fail = c.get("fail", 0)
+    return Markup(
+        f'<span class="pass">{c.get("pass", 0)}</span> / <span class="{"fail" if fail else ""}">{fail}</span> / '
+        f'<span class="inc">{c.get("inconclusive", 0)}</span> / <span class="na">{c.get("not_applicable", 0)}</span>'
+    )
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "-"
+    try:
+        return f"{float(x):.3g}"
+    except (TypeError, ValueError):
+        return str(x)
 
 
 def _versions() -> dict[str, str]:

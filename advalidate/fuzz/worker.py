@@ -183,6 +183,7 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
         out["traceback"] = traceback.format_exc(limit=8)
         verdicts = []
     out["verdicts"] = [(v["engine"], v["oracle"], v["status"]) for v in verdicts]
+    out["inconclusive"] = [(v["engine"], v["oracle"], v["detail"]) for v in verdicts if v["status"] == "inconclusive"]
     failures = [v for v in verdicts if v["status"] == "fail"]
     if failures or "error" in out:
         out["failures"] = failures
