@@ -258,3 +258,22 @@ def test_a_campaign_against_one_planted_bug_reports_one_finding_consistently(tmp
     assert "expected: gradient by finite differences" in html or "expected: directional derivative" in html
     assert "actual: " in html and "absolute " in html and "differs at" in html
     assert f"Seen in <b>{info['occurrences']}</b> program" in html and "PYTHONPATH=" in html
+
+
+@pytest.mark.parametrize("flag", ["--exitfirst", "-x"])
+def test_exitfirst_stops_at_the_first_finding_once_shrunk(tmp_path: Path, flag: str) -> None:
+    out = tmp_path / "out"
+    args = ["fuzz", flag, "--seconds", "300", "--seed", "7", "--engine", BROKEN, "--oracle", "fd", "--workers", "1"]
+    res = subprocess.run(
+        [sys.executable, "-m", "advalidate.cli", *args, "--out", str(out), "--progress", "plain"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env=env(),
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"] == "exitfirst"
+    (entry,) = summary["findings"]
+    assert entry["status"] == "shrunk" and entry["dir"] == "f001-broken-sin-sin" and entry["nodes_after"] <= 6
+    assert (out / entry["dir"] / "program.adv").exists()

@@ -33,6 +33,9 @@ def add_commands(sub: Any) -> None:
     fuzz.add_argument("--max-size", type=positive(int), default=None, metavar="N", help="largest program (nodes)")
     fuzz.add_argument("--resume", action="store_true", help="continue the campaign in --out for --seconds more")
     fuzz.add_argument(
+        "-x", "--exitfirst", action="store_true", help="stop at the first finding once it is shrunk (exit 1)"
+    )
+    fuzz.add_argument(
         "--timeout",
         type=positive(float),
         default=30.0,
@@ -88,6 +91,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         out=args.out,
         max_size=args.max_size,
         resume=args.resume,
+        exitfirst=args.exitfirst,
         timeout=args.timeout,
         shrink_seconds=args.shrink_seconds,
         sample=sample,
