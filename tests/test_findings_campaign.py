@@ -128,17 +128,20 @@ def test_occurrences_in_finding_json_never_lag_behind_the_summary(campaign: Camp
     c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
     for i in range(1, 6):  # explained at once by f001
         c._on_result(result(i, sin_failures(), ["lambda", "sin", "exp", "app", "var"]), 0.1)
+    sympy = verdict("symbolic", "gradient differs from sympy's derivative along the executed path")
+    c._on_result(result(6, [sympy], ["lambda", "sin", "app", "var"]), 0.1)  # a new witness of the same bug
     c.save()
     summary = json.loads((c.out / "summary.json").read_text())
     (entry,) = summary["findings"]
     info = on_disk(c, entry["dir"])
-    assert entry["occurrences"] == info["occurrences"] == 6
-    assert entry["oracle_counts"] == info["oracle_counts"] == {"fd": 6, "forward": 6, "cross": 6}
+    assert entry["occurrences"] == info["occurrences"] == 7
+    assert entry["oracle_counts"] == info["oracle_counts"] == {"fd": 6, "symbolic": 1, "forward": 6, "cross": 6}
+    assert list(info["witnesses"]) == ["fd", "symbolic", "forward", "cross"]
     # The terminal summary and the HTML report say the same.
     text = summary_text(summary)
-    assert "seen in 6 program(s)" in text and "fd 6x, forward 6x, cross 6x" in text
+    assert "seen in 7 program(s)" in text and "fd 6x, symbolic 1x, forward 6x, cross 6x" in text
     html = render_report(summary, c.findings_for_report())
-    assert re.search(r"Seen in <b>6</b> program", html) and "fd (6), forward (6), cross (6)" in html
+    assert re.search(r"Seen in <b>7</b> program", html) and "fd (6), symbolic (1), forward (6), cross (6)" in html
 
 
 def test_finding_numbers_have_no_gaps_and_announced_findings_stay(campaign: Campaign) -> None:
@@ -159,6 +162,18 @@ def test_finding_numbers_have_no_gaps_and_announced_findings_stay(campaign: Camp
     assert announced == {f.name for f in c.findings} == set(dirs(c))
     snap = c.snapshot()
     assert [f["name"] for f in snap["found"]] == [f.name for f in sorted(c.findings, key=lambda f: f.number)]
+    # The live panel lists them all, by number.
+    import io
+
+    from rich.console import Console
+
+    from advalidate.fuzz.progress import RichProgress
+
+    buf = io.StringIO()
+    Console(file=buf, width=120).print(RichProgress(buf)._render(snap))
+    panel = buf.getvalue()
+    assert [m.group(0) for m in re.finditer(r"f\d{3}-[\w-]+", panel)] == [f["name"] for f in snap["found"]]
+    assert "not applicable 0" in panel
     assert "f003-broken-sin-exp" in dirs(c) and c.findings[-1].signature == "broken-sin: exp: crash (KeyError)"
 
 

@@ -456,11 +456,17 @@ class Campaign:
                 return f
         return None
 
+    def _count(self, f: Finding, entry: dict[str, Any]) -> None:
+        """One more program showing `f`'s bug (its finding.json is rewritten at the next save)."""
+        f.add_occurrence(entry["seed"], entry["oracles"])
+        for o, v in entry["witnesses"].items():
+            f.witnesses.setdefault(o, v)
+        self._dirty.add(f.id)
+
     def _on_failure(self, entry: dict[str, Any]) -> None:
         f = self._explainer(entry)
         if f is not None:
-            f.add_occurrence(entry["seed"], entry["oracles"])
-            self._dirty.add(f.id)
+            self._count(f, entry)
             return
         cls = (entry["engine"], entry["kind"])
         pending = [g for g in self.findings if not g.settled and (g.engine, g.kind) == cls]
@@ -580,8 +586,7 @@ class Campaign:
         for w in self.waiting:
             g = self._explainer(w)
             if g is not None:
-                g.add_occurrence(w["seed"], w["oracles"])
-                self._dirty.add(g.id)
+                self._count(g, w)
             else:
                 keep.append(w)
         self.waiting = keep

@@ -218,7 +218,7 @@ def finding_lines(f: dict[str, Any]) -> list[str]:
     ]
     for what in ("expected", "actual"):
         if f.get(what) is not None:
-            lines.append(f"    {what} ({f.get(what + '_label') or what}): {clip(f[what], DETAIL_WIDTH)}")
+            lines.append(f"    {what}, {f.get(what + '_label') or what}: {clip(f[what], DETAIL_WIDTH)}")
     lines += [
         f"    input: {clip(f.get('input') or '', DETAIL_WIDTH)}",
         "    program:",
@@ -290,19 +290,19 @@ def print_summary_rich(console: Any, s: dict[str, Any]) -> None:
     table = s["by_engine_oracle"]
     oracles = sorted({o for cells in table.values() for o in cells})
     if oracles:
-        t = Table(title="verdicts: pass / fail / inconclusive / not applicable", title_justify="left")
+        t = Table(title="verdicts: pass/fail/inconclusive/not applicable", title_justify="left")
         t.add_column("engine")
         for o in oracles:
-            t.add_column(o, justify="right")
+            t.add_column(o, justify="right", no_wrap=True, overflow="ellipsis")
         for e, cells in table.items():
             row = [e]
             for o in oracles:
                 c = cells.get(o, {})
                 fail = c.get("fail", 0)
                 row.append(
-                    f"{c.get('pass', 0)} / "
+                    f"{c.get('pass', 0)}/"
                     + (f"[red]{fail}[/]" if fail else "0")
-                    + f" / {c.get('inconclusive', 0)} / [dim]{c.get('not_applicable', 0)}[/]"
+                    + f"/{c.get('inconclusive', 0)}/[dim]{c.get('not_applicable', 0)}[/]"
                 )
             t.add_row(*row)
         console.print(t)
@@ -316,8 +316,8 @@ def print_summary_rich(console: Any, s: dict[str, Any]) -> None:
     if s["findings"]:
         console.print(f"[bold red]{len(s['findings'])} finding(s)[/]:")
         for f in s["findings"]:
-            for ln in finding_lines(f):
-                console.print("  " + ln, highlight=False, markup=False)
+            for ln in finding_lines(f):  # soft-wrapped: a command stays one line when copied
+                console.print("  " + ln, highlight=False, markup=False, soft_wrap=True)
     else:
         console.print("[green]no findings[/]")
     if s.get("unexamined_failures"):

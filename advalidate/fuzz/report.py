@@ -146,7 +146,7 @@ failing oracles: {% for o in f.oracles %}{{ o }} ({{ f.oracle_counts[o] }}){% if
 </dl>
 <p>Shrunk program, at input <code>{{ f.input }}</code>:</p>
 <pre>{{ f.program }}</pre>
-{% if f.witnesses|length > 1 %}<details><summary>what each oracle said on the original program</summary>
+{% if f.witnesses|length > 1 %}<details><summary>what each oracle said (on the first program it failed)</summary>
 <div class="scroll"><table>
 <tr><th>oracle</th><th>detail</th><th>abs. error</th><th>rel. error</th><th>differs at</th></tr>
 {% for o, w in f.witnesses.items() %}<tr><td>{{ o }}</td><td class="text">{{ w.detail }}</td><td>{{ num(w.abs_err) }}</td><td>{{ num(w.rel_err) }}</td><td class="text">{{ (w.positions or [])|join(", ") }}</td></tr>
