@@ -111,6 +111,10 @@ class StageRuntime:
     def stage_prims(self) -> dict[str, Callable]:
         return {}
 
+    def extra_stats(self) -> dict[str, int]:
+        """Cost counters of this stage beyond the common ones (e.g. seed 004's `delta_nodes`)."""
+        return {}
+
     def budget(self, limit: int | None) -> Budget:
         """The call allowance the target program runs under."""
         return Budget(limit)
@@ -196,7 +200,7 @@ class Stage:
 
         xi, yd, yi = _in_domain(numeric, dps, forward)
         primal_ops = ops.ops
-        stats = {"primal_ops": primal_ops, "input_size": value_size(x)}
+        stats = {"primal_ops": primal_ops, "input_size": value_size(x), **rt.extra_stats()}
         y = convert(yi, dout, lambda v: v, internal=False)
         stats["output_size"] = value_size(y)
 
@@ -215,6 +219,7 @@ class Stage:
                 backprops_created=rt.created,
                 backprop_calls_max=max(map(operator.sub, rt.calls, calls_before), default=0),
             )
+            stats.update(rt.extra_stats())
             return dx
 
         stats.update(reverse_cost=0, backprops_created=rt.created, backprop_calls_max=0)

@@ -24,6 +24,7 @@ of range or never written hold the dual zero D[0.0]. This is the baseline whose 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Protocol
 
 from ..lang import core as C
@@ -101,7 +102,7 @@ class Transformer:
     def array(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per node
         x = self.expr
         real = e.elem == "R"
-        zero = self.rules.const(self, C.Const(0.0)) if real else None
+        zero = self.rules.const(self, C.Const(0.0, deriv=True)) if real else None
         if isinstance(e, C.ArrLit):
             return C.ArrLit([x(i) for i in e.items], e.shape, e.elem)
         if isinstance(e, C.Build1):
@@ -160,8 +161,10 @@ class Transformer:
             return self.prim(e.op, args)
         return C.Op(e.op, args)
 
-    def prim(self, op: str, args: list[C.CExpr]) -> C.CExpr:
-        """Bind each argument's dual number, split it, compute the primal, then the stage's rule."""
+    def prim(self, op: str, args: list[C.CExpr], primal: Callable[[list], C.CExpr] | None = None) -> C.CExpr:
+        """Bind each argument's dual number, split it, compute the primal, then the stage's rule.
+
+        `primal(xs)` builds the primal computation (default: the scalar `Op`)."""
         binds: list[tuple[str, C.CExpr]] = []
         xs: list[C.CExpr] = []
         ds: list[C.CExpr] = []
@@ -176,7 +179,8 @@ class Transformer:
             xs.append(C.Var(xv))
             ds.append(C.Var(dv))
         y = self.fresh("y")
-        body = C.Let(y, C.Op(op, xs), self.rules.prim(self, op, xs, ds, C.Var(y)))
+        value = C.Op(op, xs) if primal is None else primal(xs)
+        body = C.Let(y, value, self.rules.prim(self, op, xs, ds, C.Var(y)))
         for name, rhs in reversed(binds):
             body = C.Let(name, rhs, body)
         return body

@@ -1,0 +1,118 @@
+"""Partial derivatives of the primitive operations: the one table seed 004's stages share.
+
+`partials(op, xs, y, lib)` gives ∂op/∂x_k for each argument k (seed 004 Fig. 3 and 15: the scale
+factors of D[op(t1..tn)]), written once over a small arithmetic namespace `lib`. `NUMERIC`
+computes them on numbers or numpy arrays, element-wise (the `delta` and `dualarrays` stages, in
+their forward pass); the compile-time stage (§7) passes a namespace that builds core-language
+expressions instead, so its gradient program contains the same formulas. `ONE` and `MINUS_ONE`
+mark the factors that need no multiplication (Add and Sub).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import mpmath
+import numpy as np
+
+ONE = "one"
+MINUS_ONE = "minus_one"
+Partial = Any  # a value of the namespace, or ONE / MINUS_ONE
+
+
+class Lib(Protocol):
+    """The operations the partial derivatives are written in."""
+
+    def mul(self, a: Any, b: Any) -> Any: ...
+    def div(self, a: Any, b: Any) -> Any: ...
+    def add(self, a: Any, b: Any) -> Any: ...
+    def sub(self, a: Any, b: Any) -> Any: ...
+    def neg(self, a: Any) -> Any: ...
+    def sin(self, a: Any) -> Any: ...
+    def cos(self, a: Any) -> Any: ...
+    def const(self, r: float, like: Any) -> Any:
+        """The constant r, of the shape of `like`."""
+
+
+def partials(op: str, xs: list, y: Any, lib: Lib) -> list[Partial]:
+    """∂_k op(xs) for every argument k; `y` is op(xs), reused where the derivative contains it."""
+    if op == "add":
+        return [ONE, ONE]
+    if op == "sub":
+        return [ONE, MINUS_ONE]
+    if op == "mul":
+        return [xs[1], xs[0]]
+    if op == "div":
+        return [lib.div(lib.const(1.0, y), xs[1]), lib.neg(lib.div(y, xs[1]))]
+    if op == "neg":
+        return [MINUS_ONE]
+    (x,) = xs
+    one = lambda: lib.const(1.0, y)  # noqa: E731
+    table: dict[str, Callable[[], Any]] = {
+        "sin": lambda: lib.cos(x),
+        "cos": lambda: lib.neg(lib.sin(x)),
+        "tan": lambda: lib.add(one(), lib.mul(y, y)),
+        "exp": lambda: y,
+        "log": lambda: lib.div(one(), x),
+        "sqrt": lambda: lib.div(lib.const(0.5, y), y),
+        "tanh": lambda: lib.sub(one(), lib.mul(y, y)),
+        "atan": lambda: lib.div(one(), lib.add(one(), lib.mul(x, x))),
+    }
+    return [table[op]()]
+
+
+class Numeric:
+    """`Lib` over floats, mpmath numbers and numpy arrays of either (element-wise).
+
+    `count` receives the number of element operations each call performs (derivative work)."""
+
+    def __init__(self, count: Callable[[int], None]) -> None:
+        self.count = count
+
+    def _n(self, v: Any) -> Any:
+        self.count(max(int(np.size(v)), 1))
+        return v
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return self._n(a * b)
+
+    def div(self, a: Any, b: Any) -> Any:
+        return self._n(a / b)
+
+    def add(self, a: Any, b: Any) -> Any:
+        return self._n(a + b)
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return self._n(a - b)
+
+    def neg(self, a: Any) -> Any:
+        return self._n(-a)
+
+    def sin(self, a: Any) -> Any:
+        return self._n(_unary(a, np.sin, mpmath.sin))
+
+    def cos(self, a: Any) -> Any:
+        return self._n(_unary(a, np.cos, mpmath.cos))
+
+    def const(self, r: float, like: Any) -> Any:
+        mp = _is_mp(like)
+        c = mpmath.mpf(r) if mp else r
+        if isinstance(like, np.ndarray):
+            out = np.empty(like.shape, dtype=object if mp else np.float64)
+            out[...] = c
+            return out
+        return c
+
+
+def _is_mp(v: Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.dtype == object
+    return isinstance(v, mpmath.mpf)
+
+
+def _unary(a: Any, vec: Callable, mp: Callable) -> Any:
+    if _is_mp(a):
+        return np.frompyfunc(mp, 1, 1)(a) if isinstance(a, np.ndarray) else mp(a)
+    out = vec(a)
+    return float(out) if np.ndim(out) == 0 else out
