@@ -1,0 +1,558 @@
+"""Stage `compiled`: compile-time differentiation (seed 004 §7). The result is a gradient program.
+
+Pipeline (§7.5, Fig. 21): the bulk-operation transformation (§5), then the dual-arrays
+differentiation of §6 *evaluated symbolically* (§7.1): every primal operation is emitted once as a
+`let` of the gradient program and the Delta term is built from symbolic pieces — `Scale` factors
+are variables of those lets, index functions are terms of the program (the exceptions 1–3 of
+§7.1). The reverse pass then runs on the symbolic Delta (§7.3, Fig. 19): cotangents are terms, and
+a cotangent that would be used twice is wrapped in a `Share` first, so no work is duplicated.
+§7.4's `share_to_let` turns that global sharing into `let`s (fragments bound in ID order), and the
+wrapper makes the program
+
+    \\(p : (σ, τ)) -> let x = fst p in let dy = snd p in <primal lets> in <gradient lets> in (y, dx)
+
+It is printed by `advalidate show --engine compiled`, parsed and type-checked like any program,
+and run by the reference interpreter, builds in bulk. What has no symbolic derivative here is
+declined with `NotImplementedError`: control flow on values known only at run time (`if` on a
+comparison of reals, recursion), lists and sums, and `maxOuter` / `minOuter` / `scatterMax`, whose
+derivative picks the arg-max, which the core language cannot express.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...lang import ast as A
+from ...lang import core as C
+from ...lang.numeric import DEFAULT_DPS
+from ...lang.pretty import pretty_module
+from ...lang.program import DEFAULT_BUDGET, Program, parse, run_reference
+from ...lang.types import BOOL, Array, Int, Pair, R, Real, Type, Unit, Z, array_type, is_bool, prune, shape_of
+from ...lang.values import convert
+from ..engine import Back, value_size
+from .rules import MINUS_ONE, ONE, partials
+
+
+class Declined(NotImplementedError):
+    """The program uses something the compile-time stage cannot differentiate symbolically."""
+
+
+# ---- symbolic Delta terms (§7.2 SymDelta): fields that hold values hold terms -----------------
+
+
+@dataclass(eq=False)
+class SD:
+    kind: str  # Zero Input Add Scale Share Index Gather Scatter SumOuter Replicate Tr Reshape Build1 Select
+    args: tuple
+    shape: tuple  # the shape of the value it is the derivative of
+
+
+ZERO = SD("Zero", (), ())
+
+
+@dataclass(eq=False)
+class GShare(A.Node):
+    """A cotangent term shared by the symbolic reverse pass (§7.3); `share_to_let` removes it."""
+
+    id: int
+    term: A.Expr
+
+
+# ---- the symbolic forward pass -----------------------------------------------------------------
+
+
+class Sym:
+    """A staged value: a term (a variable of the gradient program or a literal) and its type."""
+
+    __slots__ = ("expr", "ty")
+
+    def __init__(self, expr: A.Expr, ty: Type) -> None:
+        self.expr, self.ty = expr, ty
+
+
+class Stager:
+    """Evaluates a bulk (bot-transformed) core program symbolically, emitting its primal as lets."""
+
+    def __init__(self) -> None:
+        self.binds: list[tuple[str, A.Expr]] = []
+        self.names = itertools.count()
+        self.ids = itertools.count()
+        self.nodes = 0
+
+    def fresh(self, base: str = "t") -> str:
+        return f"{base}{next(self.names)}"
+
+    def emit(self, expr: A.Expr, ty: Type) -> Sym:
+        if isinstance(expr, (A.Var, A.RealLit, A.IntLit, A.BoolLit)):
+            return Sym(expr, ty)
+        name = self.fresh()
+        self.binds.append((name, expr))
+        return Sym(A.Var(name), ty)
+
+    def delta(self, kind: str, args: tuple, shape: tuple) -> SD:
+        self.nodes += 1
+        return SD(kind, args, shape)
+
+    def share(self, d: SD) -> SD:
+        if d is ZERO:
+            return d
+        return self.delta("Share", (next(self.ids), d), d.shape)
+
+    # ---- expressions ----
+    def expr(self, e: C.CExpr, env: dict) -> Any:  # noqa: C901 - one case per construct
+        if isinstance(e, C.Var):
+            return env[e.name]
+        if isinstance(e, C.Const):
+            v = e.value
+            if isinstance(v, bool):
+                return Sym(A.BoolLit(v), BOOL)
+            if isinstance(v, float):
+                return (Sym(A.RealLit(v), R), ZERO)
+            if isinstance(v, int):
+                return Sym(_int_lit(v), Z)
+            return ()
+        if isinstance(e, C.Let):
+            return self.expr(e.body, {**env, e.name: self.expr(e.rhs, env)})
+        if isinstance(e, C.Lam):
+            return lambda arg: self.expr(e.body, {**env, e.param: arg})
+        if isinstance(e, C.App):
+            return self.expr(e.fn, env)(self.expr(e.arg, env))
+        if isinstance(e, C.PairC):
+            return (self.expr(e.left, env), self.expr(e.right, env))
+        if isinstance(e, (C.Fst, C.Snd)):
+            return self.expr(e.arg, env)[0 if isinstance(e, C.Fst) else 1]
+        if isinstance(e, C.If):
+            c = self.expr(e.cond, env)
+            if isinstance(c, Sym) and isinstance(c.expr, A.BoolLit):
+                return self.expr(e.then if c.expr.value else e.orelse, env)
+            raise Declined("`compiled` cannot stage an `if` whose condition is known only at run time (§3.2: use cond)")
+        if isinstance(e, (C.Op, C.Elementwise)):
+            return self.prim(e, env)
+        if isinstance(e, C.ARRAY_NODES):
+            return self.array(e, env)
+        raise Declined(f"`compiled` cannot stage {type(e).__name__} (lists, sums and recursion have no static shape)")
+
+    def prim(self, e: C.Op | C.Elementwise, env: dict) -> Any:
+        args = [self.expr(a, env) for a in e.args]
+        shape = getattr(e, "shape", ())
+        op = e.op
+        if op in C.LIST_OPS:
+            raise Declined(f"`compiled` cannot stage the list operation `{op}`")
+        if op in C.INT_OPS or op in C.REAL_CMP:
+            xs = [a[0] if isinstance(a, tuple) else a for a in args]
+            elem = Z if op in C.INT_OPS and op not in ("ilt", "ile", "igt", "ige", "ieq") else BOOL
+            return self.emit(_surface_op(op, [x.expr for x in xs]), array_type(shape, elem))
+        if op == "real":
+            return (self.emit(_surface_op(op, [args[0].expr]), array_type(shape, R)), ZERO)
+        xs = [a[0] for a in args]
+        ds = [a[1] for a in args]
+        ty = array_type(shape, R)
+        y = self.emit(_surface_op(op, [x.expr for x in xs]), ty)
+        lib = SurfaceLib(self, ty)
+        terms = []
+        for p, d in zip(partials(op, [x.expr for x in xs], y.expr, lib), ds, strict=True):
+            if d is ZERO:
+                continue
+            if p is ONE:
+                terms.append(d)
+            elif p is MINUS_ONE:
+                terms.append(self.delta("Scale", (self.emit(_constant(-1.0, shape), ty).expr, d), shape))
+            else:
+                factor = self.emit(p, ty)
+                terms.append(self.delta("Scale", (factor.expr, d), shape))
+        if not terms:
+            return (y, ZERO)
+        out = terms[0]
+        for t in terms[1:]:
+            out = self.delta("Add", (out, t), shape)
+        return (y, self.share(out))
+
+    def array(self, e: C.CExpr, env: dict) -> Any:  # noqa: C901 - one case per node
+        shape, real = e.shape, e.elem == "R"
+        ty = array_type(shape, _elem(e.elem))
+        if isinstance(e, C.Build1):
+            if real:
+                raise Declined("`compiled` needs the bot to remove real-valued `build1` first")
+            params, body = self.index_term(e.body, env, [e.param])
+            return self.emit(A.Build([e.k], params, body, one=True), ty)
+        if isinstance(e, C.ArrLit):
+            items = [self.expr(i, env) for i in e.items]
+            if not real:
+                return self.emit(A.ArrayLit([i.expr for i in items]), ty)
+            y = self.emit(A.ArrayLit([i[0].expr for i in items]), ty)
+            ds = [i[1] for i in items]
+            if all(d is ZERO for d in ds):
+                return (y, ZERO)
+            return (y, self.share(self.delta("Build1", tuple(ds), shape)))
+        if isinstance(e, C.Idx):
+            arr = self.expr(e.arr, env)
+            ix = [self.expr(i, env).expr for i in e.idxs]
+            x, d = (arr, ZERO) if not real else arr
+            y = self.emit(A.Index(x.expr, ix), ty)
+            return y if not real else (y, self.linear(d, "Index", (tuple(ix), shape_of(x.ty)[0]), shape))
+        if isinstance(e, (C.Gather, C.Scatter)):
+            arr = self.expr(e.arr, env)
+            x, d = (arr, ZERO) if not real else arr
+            params, idxs = self.index_terms(e.idxs, env, e.params)
+            src = shape_of(x.ty)[0]
+            if isinstance(e, C.Gather):
+                y = self.emit(A.Gather("gather", list(shape[: len(params)]), x.expr, params, idxs), ty)
+                return y if not real else (y, self.linear(d, "Gather", (tuple(params), tuple(idxs), src), shape))
+            if e.combine != "add":
+                raise Declined("`compiled` has no symbolic derivative for `scatterMax` (its arg-max)")
+            sh = list(shape[: len(idxs)])
+            y = self.emit(A.Gather("scatter", sh, x.expr, params, idxs), ty)
+            return y if not real else (y, self.linear(d, "Scatter", (tuple(params), tuple(idxs), src), shape))
+        assert isinstance(e, C.ArrOp)
+        args = [self.expr(a, env) for a in e.args]
+        if e.op == "cond":
+            c, s, t = args
+            if not real:
+                return self.emit(A.ArrayPrim("cond", [], [c.expr, s.expr, t.expr]), ty)
+            y = self.emit(A.ArrayPrim("cond", [], [c.expr, s[0].expr, t[0].expr]), ty)
+            if s[1] is ZERO and t[1] is ZERO:
+                return (y, ZERO)
+            return (y, self.share(self.delta("Select", (c.expr, s[1], t[1]), shape)))
+        if e.op in ("maxOuter", "minOuter") and real:
+            raise Declined(f"`compiled` has no symbolic derivative for `{e.op}` (its arg-max)")
+        (a,) = args
+        x, d = (a, ZERO) if not real else a
+        y = self.emit(A.ArrayPrim(e.op, list(e.static), [x.expr]), ty)
+        if not real:
+            return y
+        src = shape_of(x.ty)[0]
+        if e.op == "sumOuter":
+            return (y, self.linear(d, "SumOuter", (src[0],), shape))
+        if e.op == "replicate":
+            return (y, self.linear(d, "Replicate", (e.static[0],), shape))
+        if e.op == "tr":
+            return (y, self.linear(d, "Tr", (tuple(e.static),), shape))
+        return (y, self.linear(d, "Reshape", (src,), shape))
+
+    def linear(self, d: SD, kind: str, args: tuple, shape: tuple) -> SD:
+        """`Share (kind d args)`, or Zero for the derivative of something constant."""
+        if d is ZERO:
+            return d
+        return self.share(self.delta(kind, (d, *args), shape))
+
+    def index_term(self, e: C.CExpr, env: dict, params: list[str]) -> tuple[list[str], A.Expr]:
+        """An integer term of the primal (an index or index function) as a term of the gradient
+        program (§7.1 exception 3): free variables become the staged variables they are bound to,
+        the function's own index names fresh names of the gradient program."""
+        names, (term,) = self.index_terms([e], env, params)
+        return names, term
+
+    def index_terms(self, es: list[C.CExpr], env: dict, params: list[str]) -> tuple[list[str], list[A.Expr]]:
+        names = [self.fresh("i") for _ in params]
+        inner = {**env, **{p: Sym(A.Var(n), Z) for p, n in zip(params, names)}}
+        return names, [_to_surface(e, inner, self.fresh) for e in es]
+
+
+class SurfaceLib:
+    """The partial-derivative table's arithmetic, building terms of the gradient program."""
+
+    def __init__(self, stager: Stager, ty: Type) -> None:
+        self.s, self.ty = stager, ty
+
+    def _bin(self, op: str, a: A.Expr, b: A.Expr) -> A.Expr:
+        return self.s.emit(A.BinOp(op, a, b), self.ty).expr
+
+    def mul(self, a: A.Expr, b: A.Expr) -> A.Expr:
+        return self._bin("*", a, b)
+
+    def div(self, a: A.Expr, b: A.Expr) -> A.Expr:
+        return self._bin("/", a, b)
+
+    def add(self, a: A.Expr, b: A.Expr) -> A.Expr:
+        return self._bin("+", a, b)
+
+    def sub(self, a: A.Expr, b: A.Expr) -> A.Expr:
+        return self._bin("-", a, b)
+
+    def neg(self, a: A.Expr) -> A.Expr:
+        return self.s.emit(A.Neg(a), self.ty).expr
+
+    def sin(self, a: A.Expr) -> A.Expr:
+        return self.s.emit(A.App(A.Builtin("sin"), a), self.ty).expr
+
+    def cos(self, a: A.Expr) -> A.Expr:
+        return self.s.emit(A.App(A.Builtin("cos"), a), self.ty).expr
+
+    def const(self, r: float, like: A.Expr) -> A.Expr:
+        return _constant(r, shape_of(self.ty)[0])
+
+
+def _constant(r: float, shape: tuple) -> A.Expr:
+    lit: A.Expr = A.RealLit(abs(r)) if r >= 0 else A.Neg(A.RealLit(-r))
+    for k in reversed(shape):
+        lit = A.ArrayPrim("replicate", [k], [lit])
+    return lit
+
+
+def _int_lit(v: int) -> A.Expr:
+    return A.IntLit(v) if v >= 0 else A.Neg(A.IntLit(-v))
+
+
+def _elem(kind: str) -> Type:
+    return {"R": R, "Z": Z}.get(kind, BOOL)
+
+
+_SURFACE_BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_SURFACE_BIN |= {"i" + k: v for k, v in _SURFACE_BIN.items() if k != "div"} | {"ieq": "=="}
+
+
+def _surface_op(op: str, xs: list[A.Expr]) -> A.Expr:
+    if op in _SURFACE_BIN:
+        return A.BinOp(_SURFACE_BIN[op], xs[0], xs[1])
+    if op in ("neg", "ineg"):
+        return A.Neg(xs[0])
+    if op in ("idiv", "imod"):
+        return A.ArrayPrim(op[1:], [], list(xs))
+    return A.App(A.Builtin(op), xs[0])
+
+
+def _to_surface(e: C.CExpr, env: dict, fresh: Any) -> A.Expr:  # noqa: C901 - one case per construct
+    """An integer-valued core term as a surface term, its free variables looked up in `env`."""
+    sub = lambda x, extra=None: _to_surface(x, env if extra is None else {**env, **extra}, fresh)  # noqa: E731
+    if isinstance(e, C.Var):
+        v = env[e.name]
+        if not isinstance(v, Sym):
+            raise Declined("`compiled`: an index depends on a real value")
+        return v.expr
+    if isinstance(e, C.Const) and isinstance(e.value, (bool, int)):
+        return A.BoolLit(e.value) if isinstance(e.value, bool) else _int_lit(e.value)
+    if isinstance(e, (C.Op, C.Elementwise)) and e.op in C.INT_OPS:
+        return _surface_op(e.op, [sub(a) for a in e.args])
+    if isinstance(e, C.Let):
+        name = fresh("l")
+        return A.Let(A.PVar(name), sub(e.rhs), sub(e.body, {e.name: Sym(A.Var(name), Z)}))
+    if isinstance(e, C.Idx) and e.elem != "R":
+        return A.Index(sub(e.arr), [sub(i) for i in e.idxs])
+    if isinstance(e, C.Build1) and e.elem != "R":
+        name = fresh("i")
+        return A.Build([e.k], [name], sub(e.body, {e.param: Sym(A.Var(name), Z)}), one=True)
+    if isinstance(e, C.If):
+        return A.If(sub(e.cond), sub(e.then), sub(e.orelse))
+    raise Declined(f"`compiled`: an index term uses {type(e).__name__}, which it cannot copy")
+
+
+# ---- the symbolic reverse pass (§7.3, Fig. 19) -------------------------------------------------
+
+
+class Reverse:
+    """`eval` and `backprop` of Fig. 19: cotangents are terms; duplicated ones are shared."""
+
+    def __init__(self, n_ids: int, n_inputs: int, stager: Stager) -> None:
+        self.accum: list[Any] = [None] * n_ids
+        self.frag: list[Any] = [None] * n_ids
+        self.grads: list[Any] = [None] * n_inputs
+        self.ids = itertools.count(n_ids)  # fresh IDs for shared cotangents, above the Delta IDs
+        self.onehot = 0
+        self.stager = stager
+
+    def share(self, c: A.Expr) -> A.Expr:
+        if isinstance(c, (A.Var, A.RealLit, GShare)):
+            return c
+        return GShare(next(self.ids), c)
+
+    def eval(self, c: A.Expr, d: SD) -> None:  # noqa: C901 - one case per constructor
+        k, a = d.kind, d.args
+        if k == "Zero":
+            return
+        if k == "Share":
+            i, inner = a
+            self.frag[i] = inner
+            self.accum[i] = c if self.accum[i] is None else A.BinOp("+", self.accum[i], c)
+        elif k == "Input":
+            (n,) = a
+            self.grads[n] = c if self.grads[n] is None else A.BinOp("+", self.grads[n], c)
+        elif k == "Add":
+            c = self.share(c)
+            self.eval(c, a[0])
+            self.eval(c, a[1])
+        elif k == "Scale":
+            self.eval(A.BinOp("*", c, a[0]), a[1])
+        elif k == "Select":
+            cond, ds, dt = a
+            c = self.share(c)
+            zero = _constant(0.0, d.shape)
+            self.eval(A.ArrayPrim("cond", [], [cond, c, zero]), ds)
+            self.eval(A.ArrayPrim("cond", [], [cond, zero, c]), dt)
+        elif k == "Index":
+            inner, ix, src = a
+            m = len(ix)
+            self.onehot += math.prod(src)
+            self.eval(A.Gather("scatter", list(src[:m]), c, [], list(ix)), inner)
+        elif k == "Gather":
+            inner, params, idxs, src = a
+            self.onehot += math.prod(src)
+            self.eval(A.Gather("scatter", list(src[: len(idxs)]), c, list(params), list(idxs)), inner)
+        elif k == "Scatter":
+            inner, params, idxs, src = a
+            self.eval(A.Gather("gather", list(src[: len(params)]), c, list(params), list(idxs)), inner)
+        elif k == "SumOuter":
+            self.eval(A.ArrayPrim("replicate", [a[1]], [c]), a[0])
+        elif k == "Replicate":
+            self.eval(A.ArrayPrim("sumOuter", [], [c]), a[0])
+        elif k == "Tr":
+            self.eval(A.ArrayPrim("tr", [int(p) for p in np.argsort(a[1])], [c]), a[0])
+        elif k == "Reshape":
+            self.eval(A.ArrayPrim("reshape", list(a[1]), [c]), a[0])
+        elif k == "Build1":
+            c = self.share(c)
+            for i, di in enumerate(a):
+                self.eval(A.Index(c, [A.IntLit(i)]), di)
+        else:  # pragma: no cover
+            raise TypeError(f"unknown symbolic Delta {k}")
+
+    def backprop(self) -> None:
+        for i in range(len(self.accum) - 1, -1, -1):
+            if self.accum[i] is not None:
+                c, self.accum[i] = self.accum[i], None
+                self.eval(c, self.frag[i])
+
+
+def share_to_let(term: A.Expr, fresh: Any) -> tuple[list[tuple[str, A.Expr]], A.Expr]:
+    """§7.4, Fig. 20: `unshare` collects the shared fragments (replaced by variables), `stackLets`
+    binds them lowest ID first (IDs grow with dependencies, so every fragment follows what it uses)."""
+    frags: dict[int, tuple[str, A.Expr]] = {}
+
+    def unshare(t: Any) -> Any:
+        if isinstance(t, GShare):
+            if t.id not in frags:
+                name = fresh("s")
+                frags[t.id] = (name, None)  # reserve: a fragment is visited once
+                frags[t.id] = (name, unshare(t.term))
+            return A.Var(frags[t.id][0])
+        if isinstance(t, list):
+            return [unshare(x) for x in t]
+        if isinstance(t, A.Node) and hasattr(t, "__dataclass_fields__"):
+            for f in t.__dataclass_fields__:
+                if f not in ("span", "ty"):
+                    setattr(t, f, unshare(getattr(t, f)))
+        return t
+
+    root = unshare(term)
+    return [frags[i] for i in sorted(frags)], root
+
+
+# ---- the wrapper (§7.5, Fig. 21) and the stage ---------------------------------------------------
+
+
+def gradient_program(prog: Program) -> tuple[Program, dict[str, int]]:
+    """The program `(x, dy) -> (y, dx)` computing the value and the vector-Jacobian product."""
+    from .bot import bulk_operation_transform
+
+    core = bulk_operation_transform(prog.core)
+    if not isinstance(core, C.Lam):
+        raise Declined("`compiled` expects the program to be a lambda")
+    st = Stager()
+    inputs: list[tuple[Type, A.Expr]] = []
+
+    def dual_input(ty: Type, access: A.Expr) -> Any:
+        ty = prune(ty)
+        if isinstance(ty, Pair):
+            return (dual_input(ty.left, A.App(A.Builtin("fst"), access)),
+                    dual_input(ty.right, A.App(A.Builtin("snd"), access)))  # fmt: skip
+        if isinstance(ty, (Int, Unit)) or is_bool(ty) or (isinstance(ty, Array) and not isinstance(ty.elem, Real)):
+            return st.emit(access, ty)
+        if isinstance(ty, Real) or isinstance(ty, Array):
+            inputs.append((ty, access))
+            return (st.emit(access, ty), st.delta("Input", (len(inputs) - 1,), shape_of(ty)[0]))
+        raise Declined(f"`compiled` cannot take an input of type {ty} (no static shape)")
+
+    x = dual_input(prog.input_type, A.Var("x"))
+    y = st.expr(core.body, {core.param: x})
+    seeds: list[tuple[A.Expr, SD]] = []
+    primal = _collect(y, prog.output_type, A.Var("dy"), seeds)
+    rev = Reverse(next(st.ids), len(inputs), st)
+    for c, d in seeds:
+        rev.eval(c, d)
+    rev.backprop()
+    grads = []
+    for k, (ty, _) in enumerate(inputs):
+        grads.append(rev.grads[k] if rev.grads[k] is not None else _constant(0.0, shape_of(ty)[0]))
+    dx = _rebuild(prog.input_type, A.Var("x"), iter(grads))
+    lets, root = share_to_let(A.PairE(primal, dx), st.fresh)
+    body: A.Expr = root
+    for name, rhs in reversed(st.binds + lets):
+        body = A.Let(A.PVar(name), rhs, body)
+    body = A.Let(
+        A.PVar("x"), A.App(A.Builtin("fst"), A.Var("p")), A.Let(A.PVar("dy"), A.App(A.Builtin("snd"), A.Var("p")), body)
+    )
+    lam = A.Lam(A.Binder(A.PVar("p"), Pair(prog.input_type, prog.output_type)), body)
+    text = pretty_module(A.Module(lam, []))
+    return parse(text, filename=f"<compiled {prog.filename}>"), {"delta_nodes": st.nodes, "onehot_volume": rev.onehot}
+
+
+def _collect(y: Any, ty: Type, access: A.Expr, seeds: list) -> A.Expr:
+    """The primal output term, and (cotangent term, Delta) seeds for the output's reals."""
+    ty = prune(ty)
+    if isinstance(ty, Pair):
+        left = _collect(y[0], ty.left, A.App(A.Builtin("fst"), access), seeds)
+        return A.PairE(left, _collect(y[1], ty.right, A.App(A.Builtin("snd"), access), seeds))
+    if isinstance(y, tuple):
+        seeds.append((access, y[1]))
+        return y[0].expr
+    if isinstance(y, Sym):
+        return y.expr
+    if y == ():
+        return A.UnitLit()
+    raise Declined(f"`compiled` cannot return a value of type {ty}")
+
+
+def _rebuild(ty: Type, access: A.Expr, grads: Any) -> A.Expr:
+    """The gradient term: input reals get their gradient, discrete parts are copied (§2.7)."""
+    ty = prune(ty)
+    if isinstance(ty, Pair):
+        left = _rebuild(ty.left, A.App(A.Builtin("fst"), access), grads)
+        return A.PairE(left, _rebuild(ty.right, A.App(A.Builtin("snd"), access), grads))
+    if isinstance(ty, Real) or (isinstance(ty, Array) and isinstance(ty.elem, Real)):
+        return next(grads)
+    return access
+
+
+class CompiledStage:
+    """Differentiates once per program into a gradient program, then only evaluates it."""
+
+    name = "compiled"
+    section = "seed 004 §7"
+    supports = frozenset({"arrays", "mp", "higher-order"})
+
+    def __init__(self) -> None:
+        self._programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def gradient_program(self, prog: Program) -> tuple[Program, dict[str, int]]:
+        out = self._programs.get(prog)
+        if out is None:
+            out = self._programs[prog] = gradient_program(prog)
+        return out
+
+    def show(self, prog: Program) -> str:
+        from ...lang.pretty import pretty_module as show_module
+
+        g, _ = self.gradient_program(prog)
+        return f"-- compiled ({self.section}): the gradient program (x, dy) -> (y, dx)\n" + show_module(g.module)
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
+            dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
+        g, counts = self.gradient_program(prog)
+        ref = run_reference(prog, x, numeric, budget, dps)
+        y = ref.value
+        stats = {"primal_ops": ref.primal_ops, "input_size": value_size(x), "output_size": value_size(y),
+                 "reverse_cost": 0, "backprops_created": 0, "backprop_calls_max": 0,
+                 "primal_elem_ops": ref.primal_ops, "reverse_elem_ops": 0, **counts}  # fmt: skip
+
+        def back(dy: Any) -> Any:
+            run = run_reference(g, (x, dy), numeric, budget, dps)
+            _, dx = run.value
+            stats["reverse_cost"] = stats["reverse_elem_ops"] = max(run.primal_ops - ref.primal_ops, 0)
+            return convert(dx, prog.input_type, lambda v: v, internal=False)
+
+        return y, Back(back, stats)
