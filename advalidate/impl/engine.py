@@ -175,6 +175,12 @@ class Stage:
             out = cache[prog] = self.transformer().program(prog.core)
         return out
 
+    def show(self, prog: Program) -> str:
+        """The translated program as text (`advalidate show`)."""
+        from ..lang.core_pretty import pretty_core
+
+        return f"-- {self.name} ({self.section}): D[program]\n" + pretty_core(self.target(prog))
+
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
         """Check the input, make a fresh runtime and compile the translated program against it."""
         check_value(x, prog.input_type, "input")

@@ -228,6 +228,8 @@ class Context:
             run.y, run.grad, run.back = y, grad, back
         except (EvalError, RecursionError, MemoryError) as exc:
             run.status, run.message = "error", f"engine {label} raised {type(exc).__name__}: {exc}"
+        except NotImplementedError as exc:  # a stage that cannot do this program says so (never a finding)
+            run.status, run.message = "declined", f"engine {label} declines: {exc}"
         except Exception as exc:  # an engine that crashes on a program it claims to support: a finding
             run.status, run.message = "crash", f"engine {label} crashed: {type(exc).__name__}: {exc}"
         run.seconds = time.perf_counter() - start
