@@ -16,6 +16,9 @@ from .naive import Naive
 from .parallel import ParallelStage
 from .sparse import SparseStage
 from .staged import StagedStage
+from .seed004.compiled import CompiledStage
+from .seed004.dualarrays import DualArraysStage
+from .seed004.scalar import DeltaStage
 from .tape import TapeStage
 
 _BUILTIN: dict[str, Callable[[], Any]] = {
@@ -27,6 +30,9 @@ _BUILTIN: dict[str, Callable[[], Any]] = {
     "tape": TapeStage,
     "parallel": ParallelStage,
     "forward": ForwardStage,
+    # seed 004: array reverse AD
+    "delta": DeltaStage,
+    "dualarrays": DualArraysStage,
 }
 
 
@@ -99,8 +105,6 @@ def load_engine(spec: str) -> Any:
 def show(prog: Program, stage: str) -> str:
     """The program transformed by `stage`, as text (the paper's D[t] for that stage)."""
     eng = engine(stage)
-    if not isinstance(eng, Stage):
+    if not isinstance(eng, (Stage, CompiledStage)):
         raise EngineError(f"engine {stage!r} is not a code transformation and has no target program to show")
-    from ..lang.core_pretty import pretty_core
-
-    return f"-- {eng.name} ({eng.section}): D[program]\n" + pretty_core(eng.target(prog))
+    return eng.show(prog)
