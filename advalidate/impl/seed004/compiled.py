@@ -524,6 +524,7 @@ class CompiledStage:
     name = "compiled"
     section = "seed 004 §7"
     supports = frozenset({"arrays", "mp", "higher-order"})
+    guarantees: frozenset[str] = frozenset()  # no backpropagators at run time; costs are claimed per family
 
     def __init__(self) -> None:
         self._programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -229,6 +229,8 @@ class DualArraysStage(Stage):
     name = "dualarrays"
     section = "seed 004 §6"
     supports = ARRAY_FEATURES
+    # Each Share is evaluated once, but one-hot cotangents (§4.4) make the reverse pass superlinear.
+    guarantees = frozenset({"once"})
 
     def transformer(self) -> Transformer:
         return DualArrayTransformer()

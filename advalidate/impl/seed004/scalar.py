@@ -32,6 +32,7 @@ class DeltaStage(Stage):
     name = "delta"
     section = "seed 004 §2"
     supports = ARRAY_FEATURES
+    guarantees = frozenset({"once", "linear"})  # §2.6: each Share once; the Delta is linear in the trace
 
     def rules(self) -> DeltaRules:
         return DeltaRules()
