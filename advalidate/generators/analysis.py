@@ -18,15 +18,29 @@ table and the coverage tests count them over many programs. The names:
 - `list` (a literal), `cons`, `case_list`, `map`, `foldl`, `zipWith`, `sum`, `length`
 - `par`, `parmap`
 - `z_arith` (integer `+ - *` or negation), `real`
+
+Arrays (`ARRAY_CONSTRUCTS`, seed 004 §3; counted apart, since only programs with the feature
+"arrays" have them): `array` (an array anywhere in the program's types), `array_input`,
+`array_output`, `build`, `build_nested` (a build inside a build's body), `index` (`t ! [..]`),
+`index_arith` (an index computed with `+ - * div mod`), `gather`, `scatter`, `scatterMax`,
+`sumOuter`, `maxOuter` (or `minOuter`), `replicate`, `tr`, `reshape`, `cond_array`, `array_lit`,
+`elementwise` (arithmetic or a unary built-in on whole arrays), `array_fn` (a lambda or call whose
+argument or result is an array), `array_pair` (a pair holding an array), `array_let` (a let binding
+an array), `index_data` (an index read from an integer array), and the properties of gather /
+scatter index functions measured by `index_maps`: `map_repeated`, `map_out_of_range`,
+`map_permutation`.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ..lang import ast as A
 from ..lang.program import Program
-from ..lang.types import Arrow, Int, Real
+from ..lang.types import Array, Arrow, Int, Real, Type, any_part
 
 #: The constructs the generator must cover (the issue's list); `EXTRA_CONSTRUCTS` are reported too.
 CONSTRUCTS: tuple[str, ...] = (
@@ -36,6 +50,12 @@ CONSTRUCTS: tuple[str, ...] = (
     "real",
 )  # fmt: skip
 EXTRA_CONSTRUCTS: tuple[str, ...] = ("inject", "case_bool", "length", "div", "exp", "log", "sqrt", "tan")
+ARRAY_CONSTRUCTS: tuple[str, ...] = (
+    "array", "array_input", "array_output", "build", "build_nested", "index", "index_arith", "gather",
+    "scatter", "scatterMax", "sumOuter", "maxOuter", "replicate", "tr", "reshape", "cond_array",
+    "array_lit", "elementwise", "array_fn", "array_pair", "array_let", "index_data",
+    "map_repeated", "map_out_of_range", "map_permutation",
+)  # fmt: skip
 
 _UNARY = frozenset(A.UNARY_REAL)
 _LIST_BUILTINS = {"map": "map", "foldl": "foldl", "zipWith": "zipWith", "sum": "sum", "length": "length"}
@@ -196,4 +216,176 @@ def constructs(prog: Program | A.Expr) -> set[str]:
                     add("if_int")
     if any(uses.get(n, 0) >= 2 for n in let_names):
         add("let_sharing")
+    if isinstance(prog, Program):
+        if _has_array(prog.input_type):
+            add("array_input")
+        if _has_array(prog.output_type):
+            add("array_output")
+    _array_constructs(root, found)
     return found
+
+
+def _has_array(t: Type | None) -> bool:
+    return t is not None and any_part(t, lambda p: isinstance(p, Array))
+
+
+_ARRAY_PRIMS = {"sumOuter": "sumOuter", "maxOuter": "maxOuter", "minOuter": "maxOuter", "replicate": "replicate",
+                "tr": "tr", "reshape": "reshape", "cond": "cond_array"}  # fmt: skip
+
+
+def _array_constructs(root: A.Expr, found: set[str]) -> None:
+    add = found.add
+    for e in walk(root):
+        ty = getattr(e, "ty", None)
+        if _has_array(ty):
+            add("array")
+        if isinstance(e, A.Build):
+            add("build")
+            if any(isinstance(d, A.Build) for d in walk(e.body)):
+                add("build_nested")
+        elif isinstance(e, A.Index):
+            add("index")
+            if any(_is_arith(i) for i in e.idxs):
+                add("index_arith")
+            if any(isinstance(d, A.Index) and isinstance(d.ty, Int) for i in e.idxs for d in walk(i)):
+                add("index_data")
+        elif isinstance(e, A.Gather):
+            add(e.kind)
+            if any(isinstance(d, A.Index) for i in e.idxs for d in walk(i)):
+                add("index_data")
+        elif isinstance(e, A.ArrayPrim):
+            if e.name in _ARRAY_PRIMS:
+                add(_ARRAY_PRIMS[e.name])
+        elif isinstance(e, A.ArrayLit):
+            add("array_lit")
+        elif isinstance(e, A.BinOp) and e.op in A.ARITH_OPS and isinstance(e.operand_ty, Array):
+            add("elementwise")
+        elif isinstance(e, A.App) and isinstance(e.fn, A.Builtin) and isinstance(e.ty, Array):
+            if e.fn.name in A.UNARY_REAL:
+                add("elementwise")
+        elif isinstance(e, A.Lam) and isinstance(e.ty, Arrow) and e is not root:
+            if _has_array(e.ty):
+                add("array_fn")
+        elif isinstance(e, A.PairE) and _has_array(e.ty):
+            add("array_pair")
+        elif isinstance(e, A.Let) and _has_array(e.rhs.ty):
+            add("array_let")
+    if "array" in found:
+        for m in index_maps(root):
+            for prop in ("repeated", "out_of_range", "permutation"):
+                if getattr(m, prop):
+                    add("map_" + prop)
+
+
+def _is_arith(e: A.Expr) -> bool:
+    return any(
+        (isinstance(d, A.BinOp) and d.op in A.ARITH_OPS) or (isinstance(d, A.ArrayPrim) and d.name in ("div", "mod"))
+        for d in walk(e)
+    )
+
+
+# ---- index functions of gather and scatter ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexMap:
+    """What one gather / scatter / scatterMax index function does, over every value of its
+    parameters (and of the enclosing builds' indices it reads).
+
+    `repeated`: two positions go to one in-range target (reads fan out; scatters combine);
+    `out_of_range`: some target is outside (reads give 0; scatters drop); `permutation`: a
+    bijection onto the whole target other than the identity; `identity`; `opaque`: the targets
+    depend on something other than indices (an integer input, index data), so nothing is known.
+    """
+
+    kind: str
+    repeated: bool = False
+    out_of_range: bool = False
+    permutation: bool = False
+    identity: bool = False
+    opaque: bool = False
+
+
+class _Opaque(Exception):
+    pass
+
+
+MAX_ENUMERATION = 20_000
+
+
+def index_maps(prog: Program | A.Expr) -> list[IndexMap]:
+    """The `IndexMap` of every gather / scatter / scatterMax of a type-checked program."""
+    root = prog.expr if isinstance(prog, Program) else prog
+    out: list[IndexMap] = []
+    stack: list[tuple[A.Node, dict[str, int]]] = [(root, {})]
+    while stack:
+        e, ranges = stack.pop()
+        if isinstance(e, A.Build):
+            inner = dict(ranges)
+            inner.update(zip(e.params, e.shape))
+            stack.append((e.body, inner))
+            continue
+        if isinstance(e, A.Gather):
+            out.append(_index_map(e, ranges))
+        for c in A.children(e):
+            stack.append((c, ranges))
+    return out
+
+
+def _index_map(e: A.Gather, ranges: dict[str, int]) -> IndexMap:
+    arr_shape = tuple(e.arr.ty.shape) if isinstance(e.arr.ty, Array) else ()
+    if e.kind == "gather":
+        domain, target = list(e.shape), arr_shape[: len(e.idxs)]
+    else:
+        domain, target = list(arr_shape[: len(e.params)]), tuple(e.shape)
+    free = sorted({d.name for i in e.idxs for d in walk(i) if isinstance(d, A.Var)} - set(e.params))
+    if any(n not in ranges for n in free):
+        return IndexMap(e.kind, opaque=True)
+    outer = [range(ranges[n]) for n in free]
+    if math.prod(domain) * math.prod(len(r) for r in outer) > MAX_ENUMERATION:
+        return IndexMap(e.kind, opaque=True)
+    total = math.prod(target)
+    rep = oob = False
+    perm = ident = True
+    try:
+        for vals in itertools.product(*outer):
+            env = dict(zip(free, vals))
+            seen: set[tuple[int, ...]] = set()
+            ident_here = list(domain) == list(target)
+            for pos in itertools.product(*(range(k) for k in domain)):
+                env.update(zip(e.params, pos))
+                t = tuple(_zeval(i, env) for i in e.idxs)
+                if not all(0 <= j < k for j, k in zip(t, target)):
+                    oob = True
+                elif t in seen:
+                    rep = True
+                else:
+                    seen.add(t)
+                ident_here = ident_here and t == pos
+            ident = ident and ident_here
+            perm = perm and len(seen) == total == math.prod(domain) and not ident_here
+    except _Opaque:
+        return IndexMap(e.kind, opaque=True)
+    perm = perm and not rep and not oob and total > 1
+    return IndexMap(e.kind, rep, oob, perm, ident and not rep and not oob)
+
+
+def _zeval(e: A.Expr, env: dict[str, int]) -> int:
+    """The value of an integer index expression over index variables (raises _Opaque otherwise)."""
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Var):
+        if e.name not in env:
+            raise _Opaque
+        return env[e.name]
+    if isinstance(e, A.Neg):
+        return -_zeval(e.arg, env)
+    if isinstance(e, A.BinOp) and e.op in ("+", "-", "*"):
+        a, b = _zeval(e.left, env), _zeval(e.right, env)
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    if isinstance(e, A.ArrayPrim) and e.name in ("div", "mod") and len(e.args) == 2:
+        a, b = _zeval(e.args[0], env), _zeval(e.args[1], env)
+        if b == 0:
+            raise _Opaque
+        return a // b if e.name == "div" else a % b
+    raise _Opaque

@@ -2,27 +2,38 @@
 
 Both front ends (the seeded `generate` and the Hypothesis strategies) call `build`: it draws the
 features (unless given), the input type σ (first-order: reals, integers, pairs, lists of reals,
-occasionally sums and Bool), the output type τ (mostly R, sometimes a small tuple or list of reals),
-the body through the type-directed rules, and an input value of type σ. The output is made to
-depend on the input (differentiating a constant is uninteresting).
+occasionally sums and Bool; with the feature "arrays" also arrays `Array sh R` and integer index
+arrays `Array [k] Z`), the output type τ (mostly R, sometimes a small tuple, list of reals or an
+array), the body through the type-directed rules, and an input value of type σ. The output is made
+to depend on the input (differentiating a constant is uninteresting).
+
+The default (swarm) mix draws each feature of `FEATURES` with probability 2/3 (1/3 in a quarter of
+the programs), except "arrays", drawn with probability `ARRAY_SHARE` (so that roughly that share of
+the default mix are array programs; `advalidate gen --stats` measures the actual share).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..lang import ast as A
 from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
-from ..lang.types import BOOL, Int, List, Pair, R, Real, Sum, Type, Unit, Z
+from ..lang.types import BOOL, Array, Int, List, Pair, R, Real, Sum, Type, Unit, Z
 from ..lang.values import Inl, Inr
+from .arrays import IDX_MAX, ArrayGen, fill, is_int_array, is_real_array
 from .choosers import Chooser
-from .rules import FEATURES, INPUT_LEN, INPUT_R, INPUT_Z, LR, PR, G, Gen, V, _call, _menu
+from .rules import FEATURES, INPUT_LEN, INPUT_R, INPUT_Z, LR, PR, G, V, _call, _menu
 
 #: Target sizes when none is given: buckets of AST node counts (weights, lo, hi), integer-only so
 #: that a seed means the same program on every machine.
 SIZE_BUCKETS = ((2, 3, 6), (3, 6, 12), (3, 12, 25), (3, 25, 50), (2, 50, 100), (1, 100, 200))
+#: The probability (num, den) that a program of the default mix has the feature "arrays".
+ARRAY_SHARE = (0, 1)
 
 
 @dataclass(frozen=True)
@@ -47,7 +58,10 @@ def draw_features(ch: Chooser) -> frozenset[str]:
     """Swarm testing: a random subset of the features; sometimes a small one (a few constructs hard)."""
     few = ch.flip(1, 4)
     num, den = (1, 3) if few else (2, 3)
-    return frozenset(f for f in FEATURES if ch.flip(num, den))
+    fs = {f for f in FEATURES if f != "arrays" and ch.flip(num, den)}
+    if ARRAY_SHARE[0] and ch.flip(*ARRAY_SHARE):
+        fs.add("arrays")
+    return frozenset(fs)
 
 
 def check_features(features: Any) -> frozenset[str]:
@@ -64,7 +78,7 @@ def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
     """One program and its input, every choice made by `ch`."""
     target = draw_size(ch) if size is None else max(1, int(size))
     feats = draw_features(ch) if features is None else check_features(features)
-    g = Gen(ch, feats)
+    g = ArrayGen(ch, feats)
     f = feats
     first = _menu((10, R, True), (2, PR, "pairs" in f), (3, LR, "lists" in f))
     others = _menu(
@@ -77,17 +91,24 @@ def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
         (1, Sum(R, PR), "sums" in f and "pairs" in f),
         (1, BOOL, "cond" in f),
     )
+    outs = _menu(
+        (20, R, True),
+        (3, PR, "pairs" in f),
+        (3, LR, "lists" in f),
+        (1, Pair(R, PR), "pairs" in f),
+        (1, Pair(R, LR), "pairs" in f and "lists" in f),
+    )
+    for n, t in enumerate(g.arr_types):  # arrays: the shapes the program's rules also use
+        first.append((16 if n == 0 else 4, t))
+        others.append((6, t))
+        outs.append((6 if n == 0 else 2, t))
+        if "pairs" in f:
+            outs.append((1, Pair(R, t)))
+    if g.arr_types:
+        others.append((2, Array((g.draw_extent(1),), Z)))  # index data (gather / scatter targets)
     k = 1 + ch.pick([3, 4, 2, 1])
     comps = [g.choose(first)] + [g.choose(others) for _ in range(k - 1)]
-    out_t = g.choose(
-        _menu(
-            (20, R, True),
-            (3, PR, "pairs" in f),
-            (3, LR, "lists" in f),
-            (1, Pair(R, PR), "pairs" in f),
-            (1, Pair(R, LR), "pairs" in f and "lists" in f),
-        )
-    )
+    out_t = g.choose(outs)
     in_t = comps[-1]
     for c in reversed(comps[:-1]):
         in_t = Pair(c, in_t)
@@ -102,6 +123,7 @@ def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
         name = g.fresh("p" if len(comps) > 1 else _prefix(in_t))
         pat = A.PVar(name)
         env = (V(name, in_t, input_bound(in_t), True),)
+    g.generic.update(v.name for v in env if is_real_array(v.ty))  # drawn with distinct elements
     body = g.gen(out_t, max(1, target - 1), env)
     if not body.dep:
         body = depend(g, body, out_t, env)
@@ -123,6 +145,10 @@ def _prefix(t: Type) -> str:
         return "n"
     if isinstance(t, List):
         return "xs"
+    if is_real_array(t):
+        return "a"
+    if isinstance(t, Array):
+        return "ix"
     if t == BOOL:
         return "c"
     if isinstance(t, Sum):
@@ -142,12 +168,18 @@ def input_bound(t: Type) -> Any:
         return (input_bound(t.left), input_bound(t.right))
     if isinstance(t, List):
         return (float(INPUT_LEN), input_bound(t.elem))
+    if isinstance(t, Array):
+        return INPUT_R if is_real_array(t) else float(IDX_MAX)
     raise TypeError(f"no input values of type {t}")
 
 
 def draw_value(ch: Chooser, t: Type) -> Any:
     """An input value of first-order type `t`: reals in +-[0.1, 2] (3 decimals), integers in
-    [0, 4], lists of 0..5 elements."""
+    [0, 4], lists of 0..5 elements; arrays of reals in +-[0.1, 2] with 4 decimals and pairwise
+    distinct magnitudes (no ties in max reductions, no element on a comparison's threshold),
+    integer arrays in [0, IDX_MAX]."""
+    if isinstance(t, Array):
+        return draw_array(ch, t)
     if isinstance(t, Real):
         v = ch.grid(100, 2000) / 1000.0
         return -v if ch.flip(1, 2) else v
@@ -169,10 +201,25 @@ def draw_value(ch: Chooser, t: Type) -> Any:
     raise TypeError(f"no input values of type {t}")
 
 
+def draw_array(ch: Chooser, t: Array) -> np.ndarray:
+    n = math.prod(t.shape)
+    if is_int_array(t):
+        return np.array([ch.grid(0, IDX_MAX) for _ in range(n)], dtype=np.int64).reshape(t.shape)
+    seen: set[int] = set()
+    vals = []
+    for _ in range(n):
+        m = ch.grid(1000, 20000)  # in units of 1e-4
+        while m in seen or m % 10 == 0:  # distinct, and never a 3-decimal value
+            m = m + 1 if m < 20000 else 1001
+        seen.add(m)
+        vals.append(-m / 10000 if ch.flip(1, 2) else m / 10000)
+    return np.array(vals, dtype=np.float64).reshape(t.shape)
+
+
 # ---- making the output depend on the input ----------------------------------------------------
 
 
-def dep_real(g: Gen, env: tuple[V, ...]) -> A.Expr | None:
+def dep_real(g: ArrayGen, env: tuple[V, ...]) -> A.Expr | None:
     """A real expression that reads the input (from the first input variable holding a real)."""
     for v in env:
         if v.dep:
@@ -182,11 +229,17 @@ def dep_real(g: Gen, env: tuple[V, ...]) -> A.Expr | None:
     return None
 
 
-def _real_of(g: Gen, x: A.Expr, t: Type, depth: int) -> A.Expr | None:
+def _real_of(g: ArrayGen, x: A.Expr, t: Type, depth: int) -> A.Expr | None:
     if isinstance(t, Real):
         return x
     if isinstance(t, Int):
         return _call("real", x)
+    if isinstance(t, Array):
+        if not is_real_array(t) or 0 in t.shape:
+            return None
+        for _ in t.shape:
+            x = A.ArrayPrim("sumOuter", [], [x])
+        return x
     if depth > 4:
         return None
     if isinstance(t, Pair):
@@ -209,7 +262,7 @@ def _real_of(g: Gen, x: A.Expr, t: Type, depth: int) -> A.Expr | None:
     return None
 
 
-def depend(g: Gen, body: G, t: Type, env: tuple[V, ...]) -> G:
+def depend(g: ArrayGen, body: G, t: Type, env: tuple[V, ...]) -> G:
     """`body` changed so that it reads the input: `body + d`, `d :: body`, on the first real."""
     d = dep_real(g, env)
     if d is None:  # pragma: no cover - the first input component always holds a real
@@ -218,6 +271,10 @@ def depend(g: Gen, body: G, t: Type, env: tuple[V, ...]) -> G:
         return G(A.BinOp("+", body.e, d), body.b, True, body.det)
     if isinstance(t, List):
         return G(A.Cons(d, body.e), body.b, True, True)
+    if isinstance(t, Array):
+        same = [v for v in env if v.dep and v.ty == t]
+        e = A.Var(same[0].name) if same else fill(t.shape, d)
+        return G(A.BinOp("+", body.e, e), body.b, True, body.det)
     assert isinstance(t, Pair)
     na, nb = g.fresh("a"), g.fresh("b")
     left = depend(g, G(A.Var(na), body.b[0], False, True), t.left, env)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..lang import ast as A
-from ..lang.types import BOOL, UNIT, Arrow, Int, List, Pair, R, Real, Sum, Type, Unit, Z
+from ..lang.types import BOOL, UNIT, Array, Arrow, Int, List, Pair, R, Real, Sum, Type, Unit, Z
 from .choosers import Chooser
 
 # ---- features (swarm testing) -----------------------------------------------------------------
@@ -57,6 +57,7 @@ FEATURES: tuple[str, ...] = (
     "par",  # par (fork-join pairs); parmap (with "lists")
     "ints",  # Z values and arithmetic, real
     "transc",  # sin cos tan exp log sqrt tanh atan
+    "arrays",  # shape-typed arrays of seed 004 §3 (rules in `arrays.py`; its own share of the swarm mix)
 )
 
 # ---- magnitude bounds -------------------------------------------------------------------------
@@ -81,8 +82,8 @@ _CHAIN: dict[Type, tuple[tuple[tuple[Type, ...], Type], ...]] = {}
 
 
 def _flat(t: Type) -> bool:
-    """Types whose bound is one number: R, Z, () and Bool."""
-    return isinstance(t, (Real, Int, Unit)) or t == BOOL
+    """Types whose bound is one number: R, Z, () and Bool, and arrays (the largest element magnitude)."""
+    return isinstance(t, (Real, Int, Unit, Array)) or t == BOOL
 
 
 def std(t: Type) -> Bound:
@@ -93,6 +94,8 @@ def std(t: Type) -> Bound:
             b = STD_R
         elif isinstance(t, Int):
             b = float(STD_Z)
+        elif isinstance(t, Array):
+            b = std(t.elem)
         elif _flat(t):
             b = 0.0
         elif isinstance(t, (Pair, Sum)):
@@ -125,7 +128,7 @@ def zero_bound(t: Type) -> Bound:
 
 def fits(t: Type, b: Bound, lim: Bound) -> bool:
     """Is every magnitude in `b` within `lim`? (List lengths are informational only.)"""
-    if isinstance(t, (Real, Int)):
+    if isinstance(t, (Real, Int, Array)):
         return b <= lim
     if _flat(t):
         return True
@@ -151,7 +154,7 @@ def needs_det(t: Type) -> bool:
     """Can an expression of type `t` leave part of its type undetermined (`[]`, `inl e`)?"""
     r = _NEEDS_DET.get(t)
     if r is None:
-        if isinstance(t, (Real, Int, Unit)):
+        if isinstance(t, (Real, Int, Unit, Array)):
             r = False
         elif isinstance(t, (List, Sum)):
             r = not (isinstance(t, Sum) and isinstance(t.left, Unit) and isinstance(t.right, Unit))
@@ -297,6 +300,12 @@ class Gen:
     def fresh(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
+
+    def binder(self, name: str, ty: Type) -> A.Binder:
+        """The binder of a built-in's function argument (`map (\\v -> ..)`): unannotated, as people
+        write it, unless arrays are on: array forms need their argument's shape when they are
+        type-checked, and the lambda is checked before the list that fixes its parameter's type."""
+        return A.Binder(A.PVar(name), ty if "arrays" in self.f else None)
 
     def choose(self, menu: list[tuple[int, Type]]) -> Type:
         return menu[self.ch.pick([w for w, _ in menu])][1]
@@ -529,7 +538,7 @@ class Gen:
         if isinstance(ty, List):
             name = self.fresh("v")
             inner = self.fit(G(A.Var(name), g.b[1], g.dep, True), ty.elem, lim[1])
-            e2 = _call("map", A.Lam(A.Binder(A.PVar(name)), inner.e), g.e)
+            e2 = _call("map", A.Lam(self.binder(name, ty.elem), inner.e), g.e)
             return G(e2, (g.b[0], inner.b), g.dep, g.det)
         if isinstance(ty, Sum):
             na, nb = self.fresh("a"), self.fresh("b")
@@ -808,7 +817,7 @@ class Gen:
             return G(_call(builtin, A.Var(f.name), xs.e), (xs.b[0], f.b), f.dep or xs.dep, f.det)
         name = self.fresh("v")
         body = self.gen(ty.elem, s2, env + (V(name, et, xs.b[1], xs.dep, xs.det, True),), pin)
-        lam = A.Lam(A.Binder(A.PVar(name)), body.e)
+        lam = A.Lam(self.binder(name, et), body.e)
         return G(_call(builtin, lam, xs.e), (xs.b[0], body.b), xs.dep or body.dep, body.det)
 
     def parmap(self, ty: Type, size: int, env: Env, pin: bool) -> G:
@@ -824,7 +833,7 @@ class Gen:
             V(nb, yt.elem, ys.b[1], ys.dep, ys.det, True),
         )
         body = self.gen(ty.elem, s3, inner, pin)
-        lam = A.Lam(A.Binder(A.PVar(na)), A.Lam(A.Binder(A.PVar(nb)), body.e))
+        lam = A.Lam(self.binder(na, xt.elem), A.Lam(self.binder(nb, yt.elem), body.e))
         length = min(xs.b[0], ys.b[0])
         return G(_call("zipWith", lam, xs.e, ys.e), (length, body.b), xs.dep or ys.dep or body.dep, body.det)
 
@@ -841,7 +850,7 @@ class Gen:
         na, nv = self.fresh("acc"), self.fresh("v")
         inner = env + (V(na, ty, lim, init.dep, True, True), V(nv, et, xs.b[1], xs.dep, xs.det, True))
         step = self.gen(ty, s3, inner, pin, limit=lim)
-        lam = A.Lam(A.Binder(A.PVar(na)), A.Lam(A.Binder(A.PVar(nv)), step.e))
+        lam = A.Lam(self.binder(na, ty), A.Lam(self.binder(nv, et), step.e))
         return G(_call("foldl", lam, init.e, xs.e), lim, init.dep or xs.dep or step.dep, init.det or step.det)
 
     # ---- binding forms ------------------------------------------------------------------------
@@ -926,7 +935,9 @@ class Gen:
         for kind, side, sz in (("inl", 0, s1), ("inr", 1, s2)):
             pt = (st.left, st.right)[side]
             pb = scrut.b[side]
-            pdet = scrut.det or not needs_det(pt)
+            # With arrays on, a part of an undetermined scrutinee is not used where a shape must be
+            # known when it is type-checked (`replicate 3 a` with `a` still a type variable).
+            pdet = scrut.det or (not needs_det(pt) and "arrays" not in self.f)
             if isinstance(pt, Pair) and self.ch.flip(1, 2):
                 na, nb = self.fresh("a"), self.fresh("b")
                 pat: A.Pattern = A.PPair(A.PVar(na), A.PVar(nb))

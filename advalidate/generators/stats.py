@@ -4,6 +4,9 @@ Over `count` consecutive seeds: construct frequencies (share of programs contain
 construct), program sizes and depths, the well-behaved rate at the generated input (first attempt,
 before any regeneration), and throughput — generation + type-check, and the well-behaved check,
 timed separately in CPU seconds of this process (one core), so a busy machine does not distort it.
+Array programs (seed 004) get their own lines: their share of the mix, the array constructs as a
+share of the array programs, and what the gather / scatter index functions did (`index_maps`:
+repeated targets, out-of-range targets, permutations), per index function and per array program.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analysis import CONSTRUCTS, EXTRA_CONSTRUCTS, constructs, depth
+from .analysis import ARRAY_CONSTRUCTS, CONSTRUCTS, EXTRA_CONSTRUCTS, constructs, depth, index_maps
 from .behaved import reason_kind, well_behaved
 from .seeded import generate
 
 REQUIRED_SHARE = 0.02  # every construct of CONSTRUCTS should occur in at least 2% of programs
+MAP_PROPS = ("repeated", "out_of_range", "permutation", "identity", "opaque")
 
 
 @dataclass
@@ -35,6 +39,10 @@ class GenStats:
     check_cpu: float = 0.0
     regenerated_ok: int = 0
     attempts: int = 0
+    array_programs: int = 0
+    array_constructs: Counter = field(default_factory=Counter)  # over the array programs
+    maps: Counter = field(default_factory=Counter)  # index function properties, per index function
+    map_count: int = 0
 
     @property
     def behaved(self) -> int:
@@ -42,6 +50,14 @@ class GenStats:
 
     def share(self, name: str) -> float:
         return self.constructs.get(name, 0) / max(1, self.count)
+
+    def array_share(self, name: str) -> float:
+        """Share of the array programs containing an array construct."""
+        return self.array_constructs.get(name, 0) / max(1, self.array_programs)
+
+    def map_share(self, prop: str) -> float:
+        """Share of the gather / scatter index functions with a property (`repeated`, ...)."""
+        return self.maps.get(prop, 0) / max(1, self.map_count)
 
     def missing(self, share: float = REQUIRED_SHARE) -> list[str]:
         """Constructs of CONSTRUCTS occurring in fewer than `share` of the programs."""
@@ -61,7 +77,14 @@ def collect(seed: int = 0, count: int = 1000, size: int | None = None, features:
     for c, (ok, reason) in zip(cases, verdicts):
         st.sizes.append(c.program.size())
         st.depths.append(depth(c.program.expr))
-        st.constructs.update(constructs(c.program))
+        cs = constructs(c.program)
+        st.constructs.update(cs)
+        if "array" in cs:
+            st.array_programs += 1
+            st.array_constructs.update(cs & set(ARRAY_CONSTRUCTS))
+            for m in index_maps(c.program):
+                st.map_count += 1
+                st.maps.update(p for p in MAP_PROPS if getattr(m, p))
         st.reasons[reason_kind(reason)] += 1
         if ok:
             st.regenerated_ok += 1
@@ -109,4 +132,15 @@ def format_stats(st: GenStats) -> str:
         lines.append("  " + "   ".join(cells[i : i + 4]))
     lo = min(CONSTRUCTS, key=st.share)
     lines.append(f"least frequent required construct: {lo} {100 * st.share(lo):.1f}%")
+    if st.array_programs:
+        lines += [
+            "",
+            f"array programs    {st.array_programs} ({100 * st.array_programs / n:.1f}% of the programs); "
+            "array constructs as % of the array programs:",
+        ]
+        cells = [f"{c:<16} {100 * st.array_share(c):5.1f}%" for c in ARRAY_CONSTRUCTS]
+        for i in range(0, len(cells), 4):
+            lines.append("  " + "   ".join(cells[i : i + 4]))
+        per_fn = ", ".join(f"{p.replace('_', ' ')} {100 * st.map_share(p):.1f}%" for p in MAP_PROPS)
+        lines.append(f"gather/scatter index functions: {st.map_count}; {per_fn}")
     return "\n".join(lines)
