@@ -6,7 +6,8 @@ case = generate(seed, size)        # case.program, case.input, case.features, ca
 @given(program_inputs())           # (program, input) pairs, well-behaved at the input
 ```
 `well_behaved(program, x)` is the one predicate deciding whether a run is usable by the oracles;
-`FAMILIES` holds the parameterised program families of the complexity work.
+`FAMILIES` holds the parameterised program families of the complexity work, `ARRAY_FAMILIES` those
+on arrays (seed 004; the tree-cotangent stages decline them), `ALL_FAMILIES` both.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from .rules import FEATURES
 from .seeded import GeneratedCase, generate
 from .strategies import program_inputs, programs
 
-__all__ = ["FEATURES", "FAMILIES", "GeneratedCase", "generate", "program_inputs", "programs", "well_behaved"]
+__all__ = [
+    "ALL_FAMILIES", "ARRAY_FAMILIES", "FEATURES", "FAMILIES", "GeneratedCase", "generate", "program_inputs",
+    "programs", "well_behaved",
+]  # fmt: skip
 
 
 def __getattr__(name: str):  # the families are built lazily (they import more)
-    if name == "FAMILIES":
-        from .families import FAMILIES
+    if name in ("FAMILIES", "ARRAY_FAMILIES", "ALL_FAMILIES"):
+        from . import families
 
-        return FAMILIES
+        return getattr(families, name)
     raise AttributeError(name)

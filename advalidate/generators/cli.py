@@ -52,11 +52,11 @@ def run_gen(args: argparse.Namespace) -> int:
     from ..lang.values import show_value
 
     if args.family is not None:
-        from .families import FAMILIES
+        from .families import ALL_FAMILIES
 
-        fam = FAMILIES.get(args.family)
+        fam = ALL_FAMILIES.get(args.family)
         if fam is None:  # AdvError: reported by the command as one line, exit status 2
-            raise AdvError(f"unknown family {args.family!r}; known: {', '.join(FAMILIES)}")
+            raise AdvError(f"unknown family {args.family!r}; known: {', '.join(ALL_FAMILIES)}")
         try:
             text = fam.source(args.n)
         except ValueError as exc:

@@ -432,6 +432,176 @@ def _compose_value(n: int, x: Any) -> float:
     return v
 
 
+# ---- arrays (seed 004) ------------------------------------------------------------------------
+# n is the length of a vector / the side of a square matrix. Inputs have pairwise distinct
+# magnitudes (4 decimals), so max reductions have no ties. The expected values are computed here
+# by plain loops, independently of the interpreter.
+
+
+def _distinct(rng: random.Random, k: int, lo: float = 0.1, hi: float = 2.0) -> list[float]:
+    seen: set[int] = set()
+    out = []
+    while len(out) < k:
+        m = rng.randint(int(lo * 10_000), int(hi * 10_000))
+        if m in seen or m % 10 == 0:
+            continue
+        seen.add(m)
+        out.append(m / 10_000 if rng.random() < 0.5 else -m / 10_000)
+    return out
+
+
+def _vec(rng: random.Random, n: int, scale: float = 1.0) -> Any:
+    import numpy as np
+
+    return np.array([v * scale for v in _distinct(rng, n)], dtype=np.float64)
+
+
+def _mat(rng: random.Random, n: int, m: int, scale: float = 1.0) -> Any:
+    return _vec(rng, n * m, scale).reshape(n, m)
+
+
+def _arr(vals: Any) -> Any:
+    import numpy as np
+
+    return np.array(vals, dtype=np.float64)
+
+
+def _seq_sum(xs: Any) -> float:
+    acc = 0.0
+    for v in xs:
+        acc = acc + float(v)
+    return acc
+
+
+ARRAY_DOT = "\\((a, b) : (Array [{n}] R, Array [{n}] R)) ->\n  sumOuter (build1 {n} (\\i -> a ! [i] * b ! [i]))\n"
+
+
+def _array_dot_input(n: int, rng: random.Random) -> Any:
+    return (_vec(rng, n), _vec(rng, n))
+
+
+MATVEC = (
+    "\\((m, v) : (Array [{n}, {n}] R, Array [{n}] R)) ->\n"
+    "  build1 {n} (\\i -> sumOuter (build1 {n} (\\j -> m ! [i, j] * v ! [j])))\n"
+)
+
+
+def _matvec_input(n: int, rng: random.Random) -> Any:
+    return (_mat(rng, n, n), _vec(rng, n))
+
+
+def _matvec_value(n: int, x: Any) -> Any:
+    m, v = x
+    return _arr([_seq_sum(m[i, j] * v[j] for j in range(n)) for i in range(n)])
+
+
+MATMUL = (
+    "\\((a, b) : (Array [{n}, {n}] R, Array [{n}, {n}] R)) ->\n"
+    "  build [{n}, {n}] (\\[i, j] -> sumOuter (build1 {n} (\\p -> a ! [i, p] * b ! [p, j])))\n"
+)
+MATMUL_FIRST_ORDER = (
+    "\\((a, b) : (Array [{n}, {n}] R, Array [{n}, {n}] R)) ->\n"
+    "  sumOuter (tr [2, 1, 0] (replicate {n} a) * tr [1, 0, 2] (replicate {n} b))\n"
+)
+
+
+def _matmul_input(n: int, rng: random.Random) -> Any:
+    return (_mat(rng, n, n), _mat(rng, n, n))
+
+
+def _matmul_value(n: int, x: Any) -> Any:
+    a, b = x
+    return _arr([[_seq_sum(a[i, p] * b[p, j] for p in range(n)) for j in range(n)] for i in range(n)])
+
+
+CONV1D = (
+    "\\((x, w) : (Array [{n}] R, Array [3] R)) ->\n"
+    "  build1 {n} (\\i -> sumOuter (gather [3] x (\\[k] -> [i + k - 1]) * w))\n"
+)
+
+
+def _conv1d_input(n: int, rng: random.Random) -> Any:
+    return (_vec(rng, n), _vec(rng, 3, 0.5))
+
+
+def _conv1d_value(n: int, x: Any) -> Any:
+    sig, w = x
+    return _arr(
+        [_seq_sum((float(sig[i + k - 1]) if 0 <= i + k - 1 < n else 0.0) * w[k] for k in range(3)) for i in range(n)]
+    )
+
+
+SOFTMAX = """\\(x : Array [{n}] R) ->
+  let m = maxOuter x in
+  let e = exp (x - replicate {n} m) in
+  e / replicate {n} (sumOuter e)
+"""
+LOGSUMEXP = "\\(x : Array [{n}] R) ->\n  let m = maxOuter x in\n  m + log (sumOuter (exp (x - replicate {n} m)))\n"
+
+
+def _vec_input(n: int, rng: random.Random) -> Any:
+    return _vec(rng, n)
+
+
+def _softmax_value(n: int, x: Any) -> Any:
+    m = max(float(v) for v in x)
+    e = [math.exp(float(v) - m) for v in x]
+    s = _seq_sum(e)
+    return _arr([v / s for v in e])
+
+
+def _logsumexp_value(n: int, x: Any) -> float:
+    m = max(float(v) for v in x)
+    return m + math.log(_seq_sum(math.exp(float(v) - m) for v in x))
+
+
+MLP2 = """\\((w1, b1, w2, b2, x) :
+    (Array [{n}, {n}] R, Array [{n}] R, Array [{n}, {n}] R, Array [{n}] R, Array [{n}] R)) ->
+  let dense = \\(w : Array [{n}, {n}] R) (b : Array [{n}] R) (v : Array [{n}] R) ->
+    tanh (build1 {n} (\\i -> sumOuter (build1 {n} (\\j -> w ! [i, j] * v ! [j]))) + b) in
+  sumOuter (dense w2 b2 (dense w1 b1 x))
+"""
+
+
+def _mlp2_input(n: int, rng: random.Random) -> Any:
+    scale = 1.0 / math.sqrt(n)
+    return (_mat(rng, n, n, scale), (_vec(rng, n, 0.05), (_mat(rng, n, n, scale), (_vec(rng, n, 0.05), _vec(rng, n)))))
+
+
+def _mlp2_value(n: int, x: Any) -> float:
+    w1, (b1, (w2, (b2, v))) = x
+
+    def dense(w: Any, b: Any, v: list[float]) -> list[float]:
+        return [math.tanh(_seq_sum(w[i, j] * v[j] for j in range(n)) + b[i]) for i in range(n)]
+
+    return _seq_sum(dense(w2, b2, dense(w1, b1, [float(t) for t in v])))
+
+
+ONEHOT_LOOP = "\\(a : Array [{n}] R) ->\n  sumOuter (build1 {n} (\\i -> a ! [i] * sin (a ! [i])))\n"
+
+
+def _onehot_value(n: int, a: Any) -> float:
+    return _seq_sum(float(v) * math.sin(float(v)) for v in a)
+
+
+BUILD_ELEMENTWISE = """\\((a, b) : (Array [{n}] R, Array [{n}] R)) ->
+  build1 {n} (\\i -> let x = a ! [i] in let y = b ! [i] in sin x * y + exp (0.5 * x) * cos y - x * x * y)
+"""
+
+
+def _build_elementwise_value(n: int, x: Any) -> Any:
+    a, b = x
+    out = []
+    for i in range(n):
+        u, v = float(a[i]), float(b[i])
+        out.append(math.sin(u) * v + math.exp(0.5 * u) * math.cos(v) - u * u * v)
+    return _arr(out)
+
+
+def _sized(template: str) -> Callable[[int], str]:
+    return lambda n: template.replace("{n}", str(n))
+
+
 # ---- the registry -------------------------------------------------------------------------
 
 _S = frozenset
@@ -577,3 +747,108 @@ FAMILIES: dict[str, Family] = {
         ),
     )
 }
+
+
+#: The array families (seed 004): kept apart from FAMILIES because the tree-cotangent stages
+#: (naive, staged, cayley, sparse) decline array programs; `ALL_FAMILIES` holds both.
+ARRAY_FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "array_dot",
+            "The dot product t_dot = sumOuter (build1 n (\\i -> a ! [i] * b ! [i])) of seed 004 section 4.1: "
+            "element-at-a-time dual numbers build a Delta term of 5n + 1 nodes (the Delta explosion).",
+            _S({"arrays"}),
+            _sized(ARRAY_DOT),
+            _array_dot_input,
+            lambda n, x: _seq_sum(x[0][i] * x[1][i] for i in range(n)),
+        ),
+        Family(
+            "matvec",
+            "Matrix-vector product of an n x n matrix with build / sumOuter / index (seed 004 section 3.1 style).",
+            _S({"arrays"}),
+            _sized(MATVEC),
+            _matvec_input,
+            _matvec_value,
+            max_n=256,
+        ),
+        Family(
+            "matmul",
+            "The naive matrix product matmat of seed 004 section 3.1 (higher-order style: build [n, n] of "
+            "sumOuter (build1 n ..)), two n x n matrices: n^3 element multiplications.",
+            _S({"arrays"}),
+            _sized(MATMUL),
+            _matmul_input,
+            _matmul_value,
+            max_n=64,
+        ),
+        Family(
+            "matmul_first_order",
+            "matmatFirstOrder of seed 004 section 3.1: the same product with first-order operations only, "
+            "sumOuter (tr [2, 1, 0] (replicate n a) * tr [1, 0, 2] (replicate n b)).",
+            _S({"arrays"}),
+            _sized(MATMUL_FIRST_ORDER),
+            _matmul_input,
+            _matmul_value,
+            max_n=64,
+        ),
+        Family(
+            "conv1d",
+            "A 1-d convolution of a signal of length n with a kernel of 3 written with gather "
+            "(seed 004 section 3.3): gather [3] x (\\[k] -> [i + k - 1]) reads 0 outside the signal "
+            "(zero padding), so the two border windows read out of range.",
+            _S({"arrays"}),
+            _sized(CONV1D),
+            _conv1d_input,
+            _conv1d_value,
+        ),
+        Family(
+            "softmax",
+            "softmax of a vector of length n, stabilised by its maximum (maxOuter; inputs have distinct "
+            "elements, so the max has no tie): an array output.",
+            _S({"arrays", "let", "transc"}),
+            _sized(SOFTMAX),
+            _vec_input,
+            _softmax_value,
+        ),
+        Family(
+            "logsumexp",
+            "log-sum-exp of a vector of length n, stabilised by its maximum (maxOuter).",
+            _S({"arrays", "let", "transc"}),
+            _sized(LOGSUMEXP),
+            _vec_input,
+            _logsumexp_value,
+        ),
+        Family(
+            "mlp2",
+            "A 2-layer perceptron of width n (the neural benchmark of seed 000 Table 1 on arrays): "
+            "tanh (W x + b) twice, summed; a let-bound function over arrays; weights of scale 1/sqrt(n).",
+            _S({"arrays", "let", "lambda", "transc"}),
+            _sized(MLP2),
+            _mlp2_input,
+            _mlp2_value,
+            max_n=256,
+        ),
+        Family(
+            "onehot_loop",
+            "Every element read in a loop, sumOuter (build1 n (\\i -> a ! [i] * sin (a ! [i]))): the "
+            "one-hot problem of seed 004 section 4.4 (dual arrays make each index a one-hot cotangent "
+            "of size n, n^2 in all).",
+            _S({"arrays", "transc"}),
+            _sized(ONEHOT_LOOP),
+            _vec_input,
+            _onehot_value,
+        ),
+        Family(
+            "build_elementwise",
+            "Element-wise scalar work inside a build (seed 004 section 4.3, the Delta explosion problem "
+            "again): build1 n (\\i -> sin x * y + exp (0.5 * x) * cos y - x * x * y) with x, y read at i.",
+            _S({"arrays", "let", "transc"}),
+            _sized(BUILD_ELEMENTWISE),
+            _array_dot_input,
+            _build_elementwise_value,
+        ),
+    )
+}
+
+ALL_FAMILIES: dict[str, Family] = {**FAMILIES, **ARRAY_FAMILIES}
