@@ -70,17 +70,30 @@ PROGRAMS = [
         "[| 1.0, 2.0, 3.0 |]",
     ),
     (r"\(x : R) -> build1 4 (\i -> [| x, real i |] ! [mod i 2] * replicate 3 x ! [i])", "1.5"),
+    # inner builds / gathers whose body does not vary along their own index (found by the generator)
+    (r"\(x : R) -> build1 2 (\i -> sumOuter (build1 3 (\a -> x)))", "1.5"),
+    (r"\(x : R) -> build1 2 (\i -> build1 3 (\a -> x) ! [i])", "1.5"),
+    (r"\(a : Array [3] R) -> build1 2 (\i -> sumOuter (gather [3] a (\[p] -> [1])))", "[| 1.0, 2.0, 3.0 |]"),
+    (
+        r"\(a : Array [3] R) -> build1 2 (\i -> sumOuter (build1 3 (\p -> let v = real p in a ! [1])))",
+        "[| 1.0, 2.0, 3.0 |]",
+    ),
+    (r"\(x : R) -> build [2] (\[i] -> reshape [2] (build [6, 1] (\[a, b] -> build [2] (\[c] -> x)) ! [i]))", "1.5"),
+    (r"\(x : R) -> build1 3 (\i -> tanh x * real i)", "1.007"),
 ]
 
 
 @pytest.mark.parametrize(("src", "value"), PROGRAMS)
 @pytest.mark.parametrize("numeric", ["float", "mp"])
 def test_bulk_evaluation_is_the_element_loop(src, value, numeric, monkeypatch):
-    """Bulk `build` evaluation gives the values, op counts, paths and margins of one call per element."""
+    """Bulk `build` evaluation gives the values (to the last bit or two: numpy's and Python's libms
+    differ), op counts, paths and margins of one call per element."""
     bulk = run(src, value, numeric)
     monkeypatch.setattr(arrays.VectorArrays, "vectorised", False)
     loop = run(src, value, numeric)
-    assert adv.show_value(bulk.value) == adv.show_value(loop.value)
+    as_float = lambda v: [float(r) for r in adv.flatten(v)]  # noqa: E731
+    assert np.allclose(as_float(bulk.value), as_float(loop.value), rtol=4e-16, atol=0)
+    assert np.shape(bulk.value) == np.shape(loop.value)
     assert (bulk.primal_ops, bulk.min_margin) == (loop.primal_ops, loop.min_margin)
 
 
@@ -137,7 +150,7 @@ def test_element_engines_differentiate_arrays(src, value, engine):
     prog = adv.parse(src)
     x = adv.parse_value(value, prog.input_type)
     y, back = adv.engine(engine).vjp(prog, x)
-    assert adv.show_value(y) == adv.show_value(adv.evaluate(prog, x))
+    assert np.allclose(adv.flatten(y), adv.flatten(adv.evaluate(prog, x)), rtol=4e-16, atol=0)
     rng = np.random.default_rng(7)
     dy = adv.unflatten(y, [float(v) for v in rng.uniform(0.5, 2.0, len(adv.flatten(y)))])
     dx = back(dy)

@@ -228,7 +228,7 @@ class Compiler:
             items = [self.expr(i, s) for i in e.items]
             return lambda f: ns.from_items([c(f) for c in items], shape, elem)
         if isinstance(e, C.Build1):
-            if ns.vectorised:
+            if ns.vectorised and e.elem in ("R", "Z", "Bool"):  # not builds of dual numbers ("D")
                 code = vectorise_build(self, e, s)
                 if code is not None:
                     return code

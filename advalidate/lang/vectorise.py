@@ -10,8 +10,9 @@ them), so nothing is materialised before the build's result. Anything else (func
 recursion, lists, sums, scatter inside a build)
 makes `vectorise_build` return None, and the build runs one element at a time as before.
 
-Both ways give the same values and the same operation counts: an operation computed once for all
-d-fold batched indices counts as many element operations as the loop would perform (`mult`).
+Both ways give the same values (up to the last bit or two: numpy's element functions and Python's
+`math` are different libms) and the same operation counts: an operation computed once for all
+d-fold batched indices counts as many element operations as the loop would perform.
 """
 
 from __future__ import annotations
@@ -167,6 +168,8 @@ class _Vectoriser:
         raise NotVectorisable(type(e).__name__)
 
     def build(self, e: C.Build1, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        if e.elem not in ("R", "Z", "Bool"):
+            raise NotVectorisable(f"a build of {e.elem} elements")
         d = len(batch)
         inner = batch + (e.k,)
         i = self.slot()
@@ -175,9 +178,14 @@ class _Vectoriser:
         body = self.lift(bc, bi, inner)
         if d:
 
+            k = e.k
+
             def nested(f: list, v: list) -> Any:
+                # The build's own dimension is an element dimension of the result: full size, even
+                # where the body does not vary along it (only batch dimensions may have size 1).
                 v[i] = grid
-                return body(f, v)
+                x = np.asarray(body(f, v))
+                return x if x.shape[d] == k else np.broadcast_to(x, x.shape[:d] + (k,) + x.shape[d + 1 :])
 
             return nested, d
         shape = e.shape
