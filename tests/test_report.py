@@ -1,10 +1,13 @@
-"""The HTML complexity report (issue #8): a quick report tells the paper's story, offline.
+"""The HTML complexity report (issues #8, #16): a quick report tells the paper's story, offline.
 
 One quick report is made for the whole module (about 25 s of CPU); the other tests are small.
+How the page looks in a browser (overflow, images) is tested in test_report_browser.py.
 """
 
 from __future__ import annotations
 
+import base64
+import importlib.util
 import math
 import re
 from html.parser import HTMLParser
@@ -56,9 +59,12 @@ def test_quick_report_parses_has_every_plot_and_nothing_external(quick) -> None:
     assert "http://" not in text and "https://" not in text
     for fam in info.families:
         for kind in ("cost", "ratio", "time"):
-            assert re.search(rf'<figure class="plot {kind}" data-family="{fam}"><svg ', text), (fam, kind)
+            assert re.search(rf'<figure class="plot {kind}" data-family="{fam}"><img src="data:image/svg', text), (
+                fam,
+                kind,
+            )
     for fam in ("particles", "par_dag", "map_fold"):
-        assert f'<figure class="plot span" data-family="{fam}"><svg ' in text
+        assert f'<figure class="plot span" data-family="{fam}"><img src="data:image/svg' in text
 
 
 def test_quick_report_tells_the_papers_story(quick) -> None:
@@ -85,6 +91,123 @@ def test_quick_report_tells_the_papers_story(quick) -> None:
     assert cells.claim_cells[("sharing", "naive")] == ("2ⁿ", "superlinear")
 
 
+def test_quick_report_opens_with_a_one_line_verdict(quick) -> None:
+    out, cells, _ = quick
+    text = out.read_text(encoding="utf-8")
+    m = re.search(
+        r'</h1>\s*<p id="verdict" class="verdict ok" data-ok="true" data-checks="(\d+)"><strong>✓ Verdict: all (\d+) '
+        r"checks of the paper(?:'|&#39;)s complexity claims hold</strong> on 14 families × 7 stages",
+        text,
+    )
+    assert m, text[:2000]
+    assert int(m.group(1)) == int(m.group(2)) == len(cells.claims)
+
+
+def _growth_cells(text: str) -> list[tuple[str, str, str]]:
+    """(title, verdict shown first, growth shown second) of every cell of the growth table."""
+    table = text[text.index('<table class="growth">') : text.index("</table>", text.index('<table class="growth">'))]
+    cell = r'data-verdict="[a-z]+" class="[a-z]+" title="([^"]*)"><b>([a-z]+)</b><br>cost ~ <span class="nw">([^<]+)'
+    return re.findall(cell, table)
+
+
+def test_growth_cells_keep_the_verdict_and_the_growth_class_apart(quick) -> None:
+    out, cells, info = quick
+    text = out.read_text(encoding="utf-8")
+    shown = _growth_cells(text)
+    assert len(shown) == len(cells.growth) == 7 * len(info.families)
+    for (label, verdict), (_, first, growth) in zip(cells.growth.values(), shown):
+        assert (first, growth) == (verdict, label.rstrip("?")), (label, verdict, first, growth)
+    # No bare "n, superlinear": wherever a class and a verdict meet, the class says it is the cost's growth.
+    page = re.sub(r'src="data:[^"]*"', "", text)  # the images' base64 is no text to search
+    classes = r"(?:1|log n|n|n log n|n²|n³|[\d.]*ⁿ)\??"
+    for m in re.finditer(rf"{classes}, (?:super)?linear\b", page):
+        assert page[m.start() - 7 : m.start()] == "cost ~ ", page[m.start() - 60 : m.end()]
+
+
+def test_hover_text_and_question_mark_are_explained(quick) -> None:
+    out, _, _ = quick
+    text = out.read_text(encoding="utf-8")
+    titles = [t for t, _, _ in _growth_cells(text)]
+    assert "T+I)" not in text and all("(T + I)" not in t for t in titles)
+    assert all("cost / (T + I + O)" in t for t, v, _ in _growth_cells(text) if v != "inconclusive")
+    # "?" (a poor fit) is explained in the legend, whether or not this run has one.
+    poor = r'<span class="poor" title="no growth class fits within 15% relative RMS residual">\?</span>'
+    assert re.search(poor + r" after a class: a poor fit", text)
+
+
+def test_wide_sparse_says_why_every_stage_is_linear(quick) -> None:
+    out, cells, _ = quick
+    text = out.read_text(encoding="utf-8")
+    section = text[text.index('id="family-wide_sparse"') : text.index('id="family-wide_reread"')]
+    assert {v for (f, _), (_, v) in cells.growth.items() if f == "wide_sparse"} == {"linear"}
+    assert '<p class="note family-note">Why every stage is linear here' in section
+    reading = (
+        r'<p class="reading">Linear: every stage\. cost / \(T \+ I \+ O\) at the largest measured n of each stage: '
+    )
+    m = re.search(reading + r"from ([\d.]+) \((\w+), n = 128\) to ([\d.]+) \((\w+), n = 128\)\.</p>", section)
+    assert m and float(m.group(1)) < float(m.group(3)), section[:1500]
+
+
+def _plot_svg(text: str, kind: str, family: str) -> str:
+    m = re.search(
+        rf'<figure class="plot {kind}" data-family="{family}"><img src="data:image/svg\+xml;base64,([^"]+)"', text
+    )
+    assert m, (kind, family)
+    return base64.b64decode(m.group(1)).decode("utf-8")
+
+
+def test_plots_have_units_reference_slopes_and_mark_skipped_series(quick) -> None:
+    out, _, _ = quick
+    text = out.read_text(encoding="utf-8")
+    cost = _plot_svg(text, "cost", "doubling")
+    for label in ("reverse cost (unit operations)", "n (the family's size parameter)", "primal T + I + O"):
+        assert label in cost, label
+    assert "reference ∝ n<" in cost and "reference ∝ n²<" in cost
+    assert "naive (n ≥ 32 skipped)" in cost  # naive's exponential cost goes over the budget at n = 32
+    assert "(T + I + O)" in _plot_svg(text, "ratio", "doubling")
+    assert "wall time of vjp + backpropagator (s)" in _plot_svg(text, "time", "dot")
+    assert "reverse span" in _plot_svg(text, "span", "particles")
+    assert 'width="730" height="403"' in text  # larger than the old 520 x 300
+
+
+def test_wall_time_is_grouped_per_family_with_ratios(quick) -> None:
+    out, _, info = quick
+    text = out.read_text(encoding="utf-8")
+    section = text[text.index('<section id="walltime">') : text.index('<section id="method">')]
+    summary = section[section.index('<table class="times">') : section.index("</table>")]
+    rows = re.findall(r'<tr data-family="(\w+)">', summary)
+    assert rows == [f for f in info.families if f in rows] and len(rows) == len(info.families)
+    assert summary.count("×</b>") >= len(rows)  # every family has at least tape's ratio to the primal
+    # Every timed size is still there, folded away.
+    assert re.search(r"<details><summary>every timed size, by family \(\d+ rows\)</summary>", section)
+
+
+def test_outside_systems_are_reported_as_they_were(quick) -> None:
+    out, _, _ = quick
+    text = out.read_text(encoding="utf-8")
+    status = dict(re.findall(r'<span data-peer="(\w+)" data-status="([a-z ]+)">', text))
+    assert set(status) == {"autograd", "jax", "torch"}
+    for peer, st in status.items():
+        installed = importlib.util.find_spec(peer) is not None
+        if not installed:
+            assert st == "not installed", (peer, st)
+        elif Settings.quick().peer_size[peer] <= 0:
+            assert st == "not timed", (peer, st)
+        else:
+            assert st == "timed", (peer, st)
+    timed = [p for p, st in status.items() if st == "timed"]
+    m = re.search(r"Outside systems timed here \(([^)]*)\)", text)
+    assert (m.group(1).split(", ") if m else []) == timed
+
+
+def test_peer_status_when_nothing_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from advalidate.report import _peer_status, measure
+
+    monkeypatch.setattr(measure, "available_peers", lambda: [])
+    got = {p["name"]: (p["status"], p["text"]) for p in _peer_status(Settings.quick(), [], False, [])}
+    assert got == {p: ("not installed", "not installed") for p in ("autograd", "jax", "torch")}
+
+
 def test_quick_settings_span_two_decades_of_n_on_every_family() -> None:
     from advalidate.report.analysis import report_families
 
@@ -95,7 +218,7 @@ def test_quick_settings_span_two_decades_of_n_on_every_family() -> None:
 
 def _strip_noise(html: str) -> str:
     html = re.sub(r'<span class="timestamp">[^<]*</span>', "", html)
-    html = re.sub(r'<td class="num time">[^<]*</td>', "", html)
+    html = re.sub(r'<td class="num time">.*?</td>', "", html)
     html = re.sub(r'<figure class="plot time".*?</figure>', "", html, flags=re.S)
     return re.sub(r"\(\d+ s\)", "", html)
 
@@ -132,7 +255,43 @@ def test_check_flags_outside_references_and_missing_plots(tmp_path: Path) -> Non
     assert any("href='style.css'" in p for p in problems)
     assert any("https://" in p for p in problems)
     assert any("ratio plot is missing" in p for p in problems)
-    assert any("without an SVG" in p for p in problems)
+    assert any("without an embedded plot" in p for p in problems)
+    assert any("no verdict line" in p for p in problems)
+
+
+def _svg_uri(svg: str) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def test_check_reads_embedded_plots_and_the_verdict_line(tmp_path: Path) -> None:
+    def page(verdict: str, img: str, claim_ok: str = "true") -> Path:
+        p = tmp_path / "p.html"
+        p.write_text(
+            f"<!DOCTYPE html><html><body><header><h1>t</h1>{verdict}</header>"
+            f'<table><tr data-claim="A" data-ok="{claim_ok}"><td>x</td></tr></table>'
+            f'<section class="family" data-family="f">'
+            + "".join(
+                f'<figure class="plot {k}" data-family="f"><img src="{img}"></figure>'
+                for k in ("cost", "ratio", "time")
+            )
+            + '</section><script type="application/json" id="report-data">{}</script></body></html>'
+        )
+        return p
+
+    good = '<p id="verdict" data-ok="true" data-checks="1"><strong>✓ Verdict: all hold</strong></p>'
+    svg = _svg_uri('<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0"/></svg>')
+    assert check_report(page(good, svg), claims=True) == []
+    # An image loaded from elsewhere, or an embedded SVG that loads something, is a reference outside.
+    assert any("outside the page" in p for p in check_report(page(good, "plot.svg")))
+    leaky = _svg_uri('<svg xmlns="http://www.w3.org/2000/svg"><image href="https://example.org/x.png"/></svg>')
+    assert any("refers to 'https://example.org/x.png'" in p for p in check_report(page(good, leaky)))
+    # The verdict must open the page and agree with the claims table.
+    late = page("<nav>menu</nav>" + good, svg)
+    assert any("not at the top" in p for p in check_report(late))
+    assert any("disagrees with the claims table" in p for p in check_report(page(good, svg, claim_ok="false")))
+    bad = '<p id="verdict" data-ok="false" data-checks="1"><strong>✗ Verdict: 1 of 1 fails</strong></p>'
+    assert check_report(page(bad, svg, claim_ok="false")) == []
+    assert any("verdict line says" in p for p in check_report(page(bad, svg, claim_ok="false"), claims=True))
 
 
 # ---- growth classes and the verdict on exact data -------------------------------------------

@@ -187,6 +187,11 @@ class OnceEach:
     def ok(self) -> bool:
         return self.worst == 1
 
+    @property
+    def shows_sharing(self) -> bool:
+        """For naive (§5): some backpropagator ran more than once, once per use of a shared value."""
+        return (self.worst or 0) > 1
+
 
 def evaluate_claims(cells: dict[tuple[str, str], Cell]) -> list[ClaimResult]:
     return [

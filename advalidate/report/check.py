@@ -1,5 +1,6 @@
-"""Check a written complexity report: it parses as HTML, every plot is there, nothing outside it
-is referenced, and (with `--claims`) every claim of the paper's argument holds.
+"""Check a written complexity report: it parses as HTML, the verdict line opens it and agrees with
+the claims table, every plot is there, nothing outside it is referenced, and (with `--claims`)
+every claim of the paper's argument holds.
 
     python3 -m advalidate.report.check reports/complexity.html [--claims]
 
@@ -9,6 +10,8 @@ Exit status 0 when the report passes, 1 with one line per problem otherwise.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
 import re
 import sys
@@ -19,6 +22,8 @@ from pathlib import Path
 URL_ATTRS = {"src", "href", "xlink:href", "action", "data", "poster", "srcset", "background", "formaction"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 # Inside <svg>, self-closed elements (<path .../>) are complete.
+# The only URLs a report may carry: images embedded in the page itself.
+DATA_IMAGE = re.compile(r"data:image/(svg\+xml|png);base64,([A-Za-z0-9+/=]+)$")
 
 
 class _Page(HTMLParser):
@@ -26,7 +31,13 @@ class _Page(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
         self.stack: list[str] = []
-        self.figures: list[dict[str, object]] = []  # class, data-family, has svg
+        self.figures: list[dict[str, object]] = []  # class, data-family, has an embedded plot
+        self.images: list[str] = []  # the data: URIs of <img> elements
+        self.verdict: dict[str, str] | None = None  # the attributes of <p id="verdict">
+        self.verdict_text: list[str] = []
+        self._in_verdict = False
+        self.before_verdict: list[str] = []  # elements that open before the verdict, inside <body>
+        self._in_body = False
         self.families: list[str] = []
         self.claims: dict[str, str] = {}
         self.json_text: list[str] = []
@@ -40,11 +51,14 @@ class _Page(HTMLParser):
     def _check_attrs(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
             v = (value or "").strip()
+            if tag == "img" and name == "src" and DATA_IMAGE.match(v):
+                self.images.append(v)
+                continue
             if name in URL_ATTRS and v and not v.startswith("#"):
-                self.problems.append(f"<{tag} {name}={v!r}>: a reference outside the page")
+                self.problems.append(f"<{tag} {name}={v[:60]!r}>: a reference outside the page")
             if name == "style" and re.search(r"url\(\s*['\"]?(?!#)", v):
                 self.problems.append(f"<{tag} style=...url(...)>: a reference outside the page")
-        if tag in ("link", "iframe", "object", "embed", "img", "audio", "video", "base"):
+        if tag in ("link", "iframe", "object", "embed", "audio", "video", "base"):
             self.problems.append(f"<{tag}>: the report must embed everything inline")
         if tag == "script":
             kind = dict(attrs).get("type")
@@ -54,10 +68,19 @@ class _Page(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._check_attrs(tag, attrs)
         a = dict(attrs)
+        if tag == "body":
+            self._in_body = True
+        elif self._in_body and self.verdict is None and tag not in ("header", "h1"):
+            if not (tag == "p" and a.get("id") == "verdict"):
+                self.before_verdict.append(tag)
+        if tag == "p" and a.get("id") == "verdict":
+            self.verdict = {k: v or "" for k, v in a.items()}
+            self._in_verdict = True
         if tag == "figure":
             self.figures.append({"class": (a.get("class") or "").split(), "family": a.get("data-family"), "svg": False})
-        if tag == "svg" and self.figures and "figure" in self.stack:
-            self.figures[-1]["svg"] = True
+        if tag in ("svg", "img") and self.figures and "figure" in self.stack:
+            if tag == "svg" or DATA_IMAGE.match((a.get("src") or "").strip()):
+                self.figures[-1]["svg"] = True
         if tag == "section" and "family" in (a.get("class") or "").split():
             self.families.append(a.get("data-family") or "")
         if tag == "tr" and a.get("data-claim"):
@@ -69,12 +92,17 @@ class _Page(HTMLParser):
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._check_attrs(tag, attrs)
+        if tag == "img" and self.figures and "figure" in self.stack:
+            if DATA_IMAGE.match((dict(attrs).get("src") or "").strip()):
+                self.figures[-1]["svg"] = True
 
     def handle_endtag(self, tag: str) -> None:
         if tag in VOID:
             return
         if tag == "script":
             self._in_json = False
+        if tag == "p":
+            self._in_verdict = False
         if tag not in self.stack:
             self.problems.append(f"line {self.getpos()[0]}: </{tag}> closes nothing")
             return
@@ -87,6 +115,31 @@ class _Page(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_json:
             self.json_text.append(data)
+        if self._in_verdict:
+            self.verdict_text.append(data)
+
+
+def _image_problems(uri: str) -> list[str]:
+    """An embedded plot must decode, and an SVG must not load anything either."""
+    m = DATA_IMAGE.match(uri)
+    if not m:
+        return ["an <img> that is not an embedded data: image"]
+    try:
+        raw = base64.b64decode(m.group(2), validate=True)
+    except (binascii.Error, ValueError):
+        return ["an embedded image whose base64 does not decode"]
+    if m.group(1) == "png":
+        return [] if raw.startswith(b"\x89PNG") else ["an embedded PNG that is not a PNG"]
+    text = raw.decode("utf-8", "replace")
+    problems = []
+    if "<svg" not in text:
+        problems.append("an embedded SVG without <svg>")
+    for ref in re.findall(r"(?:href|src)\s*=\s*[\"']([^\"']*)", text):
+        if not ref.startswith("#"):
+            problems.append(f"an embedded SVG refers to {ref[:60]!r} outside the page")
+    if re.search(r"url\(\s*['\"]?(?!#)", text) or "@import" in text or "<script" in text:
+        problems.append("an embedded SVG loads a URL or runs a script")
+    return problems
 
 
 def check_report(path: str | Path, claims: bool = False) -> list[str]:
@@ -128,13 +181,41 @@ def check_report(path: str | Path, claims: bool = False) -> list[str]:
                 problems.append(f"family {fam}: the {need} plot is missing")
     empty = [f for f in page.figures if not f["svg"]]
     if empty:
-        problems.append(f"{len(empty)} figure(s) without an SVG plot")
+        problems.append(f"{len(empty)} figure(s) without an embedded plot (an SVG or a data: image)")
+    for uri in page.images:
+        for problem in _image_problems(uri):
+            if problem not in problems:
+                problems.append(problem)
+    problems.extend(_verdict_problems(page))
     if claims:
         if not page.claims:
             problems.append("no claims table")
         for key, ok in page.claims.items():
             if ok != "true":
                 problems.append(f"claim {key} does not hold")
+        if page.verdict is not None and page.verdict.get("data-ok") != "true":
+            problems.append("the verdict line says the claims do not hold")
+    return problems
+
+
+def _verdict_problems(page: _Page) -> list[str]:
+    """The one-line verdict opens the page (only the title before it) and agrees with the claims table."""
+    if page.verdict is None:
+        return ['no verdict line (<p id="verdict">) at the top']
+    problems = []
+    if page.before_verdict:
+        problems.append(f"the verdict line is not at the top: <{page.before_verdict[0]}> comes before it")
+    text = " ".join("".join(page.verdict_text).split())
+    ok = page.verdict.get("data-ok")
+    if ok not in ("true", "false"):
+        problems.append(f"the verdict line's data-ok is {ok!r}, not true or false")
+    elif (ok == "true") != all(v == "true" for v in page.claims.values()):
+        problems.append(f"the verdict line (data-ok={ok}) disagrees with the claims table")
+    elif not text.startswith("✓ Verdict:" if ok == "true" else "✗ Verdict:"):
+        problems.append(f"the verdict line's text does not match data-ok={ok}: {text[:80]!r}")
+    checks = page.verdict.get("data-checks")
+    if checks is not None and checks.isdigit() and int(checks) != len(page.claims):
+        problems.append(f"the verdict line counts {checks} checks, the claims table has {len(page.claims)} rows")
     return problems
 
 

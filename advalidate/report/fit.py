@@ -223,9 +223,11 @@ def linear_verdict(ns: Sequence[float], ratios: Sequence[float], min_decades: fl
             decades,
             r_max,
             rise,
-            f"cost/(T+I) rose {rise:.0%} over the last decade of n and keeps rising",
+            f"cost / (T + I + O) rose {rise:.0%} over the last decade of n and keeps rising",
         )
     if decades < min_decades:
         return Verdict("inconclusive", decades, r_max, rise, f"bounded so far, but n spans only {decades:.1f} decades")
     how = "flat" if flat else "converging"
-    return Verdict("linear", decades, r_max, rise, f"cost/(T+I) ≤ {r_max:.3g}, {how} over {decades:.1f} decades of n")
+    return Verdict(
+        "linear", decades, r_max, rise, f"cost / (T + I + O) ≤ {r_max:.3g}, {how} over {decades:.1f} decades of n"
+    )

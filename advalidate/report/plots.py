@@ -1,34 +1,55 @@
-"""Plots as inline SVG, written directly: log-log line charts with a legend.
+"""Plots: matplotlib figures written as SVG and embedded in the page as `data:` URIs.
 
-A report draws about sixty small charts; writing the SVG by hand takes a millisecond each where
-a plotting library takes a few hundred, and the output is byte-for-byte deterministic by
-construction (coordinates are rounded to 0.1 px, nothing depends on the time or on fonts being
-installed: text is left to the browser's sans-serif). No element refers to anything outside.
+Every chart is log-log, with the axes' units in their labels, dashed grey reference slopes (∝ n,
+∝ n², ...) through the data's lower-left corner, one colour and marker per engine (the same in
+every chart), and series that stop early because larger sizes were skipped marked in the legend
+("n ≥ 64 skipped"). The SVG has its text as paths (it looks the same without any font installed)
+and a fixed hash salt and no date, so the same data gives the same bytes on every run.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from .measure import PARALLEL_KEYS, FamilyResult
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+from .measure import PARALLEL_KEYS, FamilyResult, Point
 
 # One colour and marker per engine, the same in every plot.
 STYLE: dict[str, tuple[str, str]] = {
-    "naive": ("#d62728", "tri-down"),
-    "staged": ("#ff7f0e", "tri-up"),
-    "cayley": ("#a5a51b", "diamond"),
-    "sparse": ("#9467bd", "square"),
-    "mutable": ("#1f77b4", "circle"),
-    "tape": ("#2ca02c", "plus"),
-    "parallel": ("#17becf", "cross"),
-    "autograd": ("#8c564b", "square"),
-    "jax": ("#e377c2", "diamond"),
-    "torch": ("#7f7f7f", "circle"),
+    "naive": ("#d62728", "v"),
+    "staged": ("#ff7f0e", "^"),
+    "cayley": ("#a5a51b", "D"),
+    "sparse": ("#9467bd", "s"),
+    "mutable": ("#1f77b4", "o"),
+    "tape": ("#2ca02c", "P"),
+    "parallel": ("#17becf", "X"),
+    "autograd": ("#8c564b", "s"),
+    "jax": ("#e377c2", "D"),
+    "torch": ("#7f7f7f", "o"),
 }
-WIDTH, HEIGHT = 520, 300
-LEFT, RIGHT, TOP, BOTTOM = 62, 118, 28, 42  # margins: the legend sits in the right one
+WIDTH_IN, HEIGHT_IN, DPI = 7.6, 4.2, 100  # 730 x 403 CSS px at 1:1
+GUIDE = "#9a9a9a"
+RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "advalidate-report",
+    "font.family": "DejaVu Sans",
+    "font.size": 10,
+    "axes.titlesize": 11.5,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10.5,
+    "legend.fontsize": 9,
+    "path.simplify": False,
+}
+N_LABEL = "n (the family's size parameter)"
+COST_UNIT = "reverse cost (unit operations)"
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
@@ -41,185 +62,269 @@ class Line:
     dashed: bool = False
 
 
-def _esc(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+@dataclass
+class Guide:
+    """A reference slope: y = a·f(n) through the data's lowest point at the smallest n."""
+
+    label: str
+    f: Callable[[float], float]
+    dash: tuple[float, tuple[float, ...]]
 
 
-def _f(v: float) -> str:
-    s = f"{v:.1f}"
-    return s[:-2] if s.endswith(".0") else s
+@dataclass
+class Plot:
+    """One chart, ready for `<img src="{uri}" width="{width}" height="{height}" alt="{alt}">`."""
+
+    uri: str
+    alt: str
+    width: int = round(WIDTH_IN * 96)  # CSS pixels: the SVG's size is in points
+    height: int = round(HEIGHT_IN * 96)
+    empty: bool = False
+    svg: bytes = field(default=b"", repr=False)
 
 
-def _decade_label(e: int) -> str:
-    if 0 <= e <= 3:
-        return str(10**e)
-    return "10" + str(e).translate(SUPERSCRIPT)
+SLOPE_LOG = Guide("∝ log n", lambda n: math.log2(n + 1), (0, (1, 3)))
+SLOPE_N = Guide("∝ n", lambda n: n, (0, (1, 1.5)))
+SLOPE_N2 = Guide("∝ n²", lambda n: n * n, (0, (4, 1.5, 1, 1.5)))
 
 
-def _marker(kind: str, x: float, y: float, colour: str) -> str:
-    r = 3.2
-    X, Y = _f(x), _f(y)
-    if kind == "circle":
-        return f'<circle cx="{X}" cy="{Y}" r="{_f(r)}" fill="{colour}"/>'
-    if kind == "square":
-        return f'<rect x="{_f(x - r)}" y="{_f(y - r)}" width="{_f(2 * r)}" height="{_f(2 * r)}" fill="{colour}"/>'
-    if kind == "diamond":
-        pts = f"{_f(x)},{_f(y - r - 0.8)} {_f(x + r)},{Y} {_f(x)},{_f(y + r + 0.8)} {_f(x - r)},{Y}"
-        return f'<polygon points="{pts}" fill="{colour}"/>'
-    if kind in ("tri-up", "tri-down"):
-        s = -1 if kind == "tri-up" else 1
-        pts = f"{_f(x - r)},{_f(y - s * r * 0.8)} {_f(x + r)},{_f(y - s * r * 0.8)} {_f(x)},{_f(y + s * r)}"
-        return f'<polygon points="{pts}" fill="{colour}"/>'
-    if kind == "plus":
-        d = f"M{_f(x - r)} {Y}H{_f(x + r)}M{X} {_f(y - r)}V{_f(y + r)}"
-        return f'<path d="{d}" stroke="{colour}" stroke-width="1.8"/>'
-    if kind == "cross":
-        a = r * 0.85
-        d = f"M{_f(x - a)} {_f(y - a)}L{_f(x + a)} {_f(y + a)}M{_f(x - a)} {_f(y + a)}L{_f(x + a)} {_f(y - a)}"
-        return f'<path d="{d}" stroke="{colour}" stroke-width="1.8"/>'
-    return ""
+def _n_ticks(ax: object, xs: list[float]) -> None:
+    """n takes the values 1, 2, 4, ...: label those (every other one when there are many)."""
+    lo, hi = min(xs), max(xs)
+    ticks, k = [], 0
+    while 2**k <= hi * 1.01:
+        if 2**k >= lo / 1.01:
+            ticks.append(2**k)
+        k += 1
+    if len(ticks) > 9:
+        ticks = ticks[:: 2 if len(ticks) <= 16 else 3]
+    extra = [x for x in (hi,) if all(abs(x - t) / t > 0.2 for t in ticks)]  # a largest n that is not 2^k
+    ticks = sorted(ticks + extra)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))  # type: ignore[attr-defined]
+    ax.set_xticklabels([f"{t:g}" for t in ticks])  # type: ignore[attr-defined]
+    ax.xaxis.set_minor_locator(NullLocator())  # type: ignore[attr-defined]
 
 
-def _range(values: list[float]) -> tuple[float, float]:
-    lo, hi = math.log10(min(values)), math.log10(max(values))
-    if hi - lo < 1e-9:
-        lo, hi = lo - 0.5, hi + 0.5
-    pad = (hi - lo) * 0.04
-    return lo - pad, hi + pad
+def _number(v: float, _pos: object = None) -> str:
+    """Tick labels as plain numbers (0.5, 20, 5000), powers of ten beyond that (10⁵, 10⁻⁴)."""
+    if v <= 0:
+        return ""
+    e = math.floor(math.log10(v) + 1e-9)
+    if -2 <= e <= 3:
+        return f"{v:g}"
+    m = v / 10**e
+    head = "" if abs(m - 1) < 1e-6 else f"{m:g}·"
+    return head + "10" + str(e).translate(SUPERSCRIPT)
 
 
-def _ticks(lo: float, hi: float) -> list[tuple[float, str, bool]]:
-    """(log10 value, label, major) ticks: decades, plus 2 and 5 when the range is short."""
-    out = []
-    for e in range(math.floor(lo), math.ceil(hi) + 1):
-        for m in range(1, 10):
-            v = e + math.log10(m)
-            if lo <= v <= hi:
-                if m == 1:
-                    out.append((v, _decade_label(e), True))
-                elif hi - lo < 2.2 and m in (2, 5):
-                    out.append((v, f"{m}·{_decade_label(e)}" if e not in (0, 1, 2, 3) else str(m * 10**e), True))
-                else:
-                    out.append((v, "", False))
-    return out
+def _y_ticks(ax: object, lo: float, hi: float) -> None:
+    """Decades; 2 and 5 between them too on a short range; 1.5, 3 and 7 too when that is still sparse."""
+    ticks: list[float] = []
+    for subs in ((1.0,), (1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)):
+        ticks = [
+            m * 10.0**e
+            for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+            for m in subs
+            if lo <= m * 10.0**e <= hi
+        ]
+        if len(ticks) >= 3 or (len(ticks) >= 2 and subs == (1.0,)):
+            break
+    ax.yaxis.set_major_locator(FixedLocator(ticks))  # type: ignore[attr-defined]
+    ax.yaxis.set_major_formatter(FuncFormatter(_number))  # type: ignore[attr-defined]
+    ax.yaxis.set_minor_formatter(NullFormatter())  # type: ignore[attr-defined]
 
 
-def chart(title: str, xlabel: str, ylabel: str, lines: Sequence[Line], description: str) -> str:
-    """A log-log chart of `lines` (positive coordinates only) as an SVG element."""
+def chart(
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    lines: Sequence[Line],
+    description: str,
+    guides: Sequence[Guide] = (),
+) -> Plot:
+    """A log-log chart of `lines` (positive coordinates only), as an SVG `data:` URI."""
+    lines = [Line(ln.label, [p for p in ln.points if p[0] > 0 and p[1] > 0], ln.colour, ln.marker, ln.dashed)
+             for ln in lines]  # fmt: skip
     lines = [ln for ln in lines if ln.points]
-    pts = [p for ln in lines for p in ln.points if p[0] > 0 and p[1] > 0]
-    parts = [
-        f'<svg role="img" aria-label="{_esc(description)}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-        f'height="{HEIGHT}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="10">',
-        f"<title>{_esc(description)}</title>",
-        f'<text x="{_f(LEFT + (WIDTH - LEFT - RIGHT) / 2)}" y="16" text-anchor="middle" font-size="11.5" '
-        f'font-weight="bold">{_esc(title)}</text>',
-    ]
-    x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
-    parts.append(f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" fill="#fff" stroke="#888"/>')
-    if not pts:
-        parts.append(f'<text x="{_f((x0 + x1) / 2)}" y="{_f((y0 + y1) / 2)}" text-anchor="middle">no data</text>')
-        parts.append("</svg>")
-        return "".join(parts)
-    xlo, xhi = _range([p[0] for p in pts])
-    ylo, yhi = _range([p[1] for p in pts])
+    pts = [p for ln in lines for p in ln.points]
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
+        ax = fig.add_axes((0.11, 0.135, 0.58, 0.785))
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if not pts:
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.text(0.5, 0.5, "nothing measured", ha="center", va="center", transform=ax.transAxes)
+            return _save(fig, description, empty=True)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        for ln in lines:
+            xs, ys = zip(*ln.points)
+            ax.plot(
+                xs,
+                ys,
+                color=ln.colour,
+                marker=ln.marker or None,
+                markersize=5,
+                linewidth=1.6,
+                linestyle=(0, (5, 3)) if ln.dashed else "-",
+                label=ln.label,
+            )
+        xlo, xhi = min(p[0] for p in pts), max(p[0] for p in pts)
+        ylo, yhi = min(p[1] for p in pts), max(p[1] for p in pts)
+        xpad = (xhi / xlo) ** 0.04 if xhi > xlo else 1.5
+        ypad = (yhi / ylo) ** 0.06 if yhi > ylo else 2.0
+        ax.set_xlim(xlo / xpad, xhi * xpad)
+        ax.set_ylim(ylo / ypad, yhi * ypad)
+        _n_ticks(ax, [xlo, xhi])
+        _y_ticks(ax, ylo / ypad, yhi * ypad)
+        if xhi > xlo:
+            start = min(p[1] for p in pts if p[0] == xlo) if any(p[0] == xlo for p in pts) else ylo
+            for g in guides:
+                _guide(ax, g, xlo, xhi, start, yhi * ypad)
+        ax.grid(True, which="major", color="#e2e2e2", linewidth=0.8)
+        ax.set_axisbelow(True)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, borderaxespad=0.0)
+        return _save(fig, description)
 
-    def X(v: float) -> float:
-        return x0 + (math.log10(v) - xlo) / (xhi - xlo) * (x1 - x0)
 
-    def Y(v: float) -> float:
-        return y0 - (math.log10(v) - ylo) / (yhi - ylo) * (y0 - y1)
-
-    for v, label, major in _ticks(xlo, xhi):
-        px = x0 + (v - xlo) / (xhi - xlo) * (x1 - x0)
-        if major:
-            parts.append(f'<path d="M{_f(px)} {y1}V{y0}" stroke="#e4e4e4"/>')
-        parts.append(f'<path d="M{_f(px)} {y0}v{4 if major else 2}" stroke="#666"/>')
-        if label:
-            parts.append(f'<text x="{_f(px)}" y="{y0 + 15}" text-anchor="middle">{label}</text>')
-    for v, label, major in _ticks(ylo, yhi):
-        py = y0 - (v - ylo) / (yhi - ylo) * (y0 - y1)
-        if major:
-            parts.append(f'<path d="M{x0} {_f(py)}H{x1}" stroke="#e4e4e4"/>')
-        parts.append(f'<path d="M{x0} {_f(py)}h-{4 if major else 2}" stroke="#666"/>')
-        if label:
-            parts.append(f'<text x="{x0 - 6}" y="{_f(py + 3.5)}" text-anchor="end">{label}</text>')
-    parts.append(f'<text x="{_f((x0 + x1) / 2)}" y="{HEIGHT - 8}" text-anchor="middle">{_esc(xlabel)}</text>')
-    parts.append(
-        f'<text transform="translate(13 {_f((y0 + y1) / 2)}) rotate(-90)" text-anchor="middle">{_esc(ylabel)}</text>'
+def _guide(ax: object, g: Guide, xlo: float, xhi: float, y0: float, ytop: float) -> None:
+    """y = y0·f(n)/f(xlo) from xlo to where it leaves the plot (or xhi), labelled at its end."""
+    f0 = g.f(xlo)
+    if f0 <= 0:
+        return
+    xs, x = [], xlo
+    while x <= xhi * 1.0001:
+        xs.append(x)
+        x *= 2**0.25
+    ys = [y0 * g.f(v) / f0 for v in xs]
+    keep = [(a, b) for a, b in zip(xs, ys) if b <= ytop]
+    if len(keep) < 2:
+        return
+    kx, ky = zip(*keep)
+    ax.plot(kx, ky, color=GUIDE, linewidth=1.2, linestyle=g.dash, label=f"reference {g.label}")  # type: ignore[attr-defined]
+    # The label at the guide's end: above it, or below it where the guide leaves through the top.
+    # Baseline-anchored offsets: the browser draws the SVG's text, with metrics matplotlib does not know.
+    clipped = len(keep) < len(xs)
+    ax.annotate(  # type: ignore[attr-defined]
+        g.label,
+        (kx[-1], ky[-1]),
+        xytext=(-4, -13 if clipped else 3),
+        textcoords="offset points",
+        ha="right",
+        va="baseline",
+        color="#6a6a6a",
+        fontsize=9,
     )
-    for i, ln in enumerate(lines):
-        good = [(X(a), Y(b)) for a, b in ln.points if a > 0 and b > 0]
-        if not good:
-            continue
-        d = "M" + "L".join(f"{_f(a)} {_f(b)}" for a, b in good)
-        dash = ' stroke-dasharray="5 3"' if ln.dashed else ""
-        parts.append(f'<path d="{d}" fill="none" stroke="{ln.colour}" stroke-width="1.5"{dash}/>')
-        parts.extend(_marker(ln.marker, a, b, ln.colour) for a, b in good)
-        ly = TOP + 8 + 15 * i
-        lx = WIDTH - RIGHT + 10
-        parts.append(f'<path d="M{lx} {ly}h18" stroke="{ln.colour}" stroke-width="1.5"{dash}/>')
-        parts.append(_marker(ln.marker, lx + 9, ly, ln.colour))
-        parts.append(f'<text x="{lx + 23}" y="{ly + 3.5}">{_esc(ln.label)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
 
 
-def _engine_line(name: str, points: list[tuple[float, float]]) -> Line:
-    colour, marker = STYLE.get(name, ("#333333", "circle"))
-    return Line(name, points, colour, marker)
+def _save(fig: Figure, description: str, empty: bool = False) -> Plot:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = _compact(buf.getvalue().decode("utf-8")).encode("utf-8")
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+    return Plot(uri, description, empty=empty, svg=svg)
 
 
-def cost_plot(r: FamilyResult, engines: Sequence[str]) -> str:
+def _compact(svg: str) -> str:
+    """Smaller SVG, same picture: no DOCTYPE or RDF metadata (their URIs are names, never loaded,
+    but a page that contains none is easier to check), coordinates to 0.01 pt, no indentation."""
+    svg = re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg)
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    svg = re.sub(r"(\d\.\d\d)\d+", r"\1", svg)
+    return re.sub(r"\n\s*", "\n", svg)
+
+
+def _skip_note(points: Sequence[Point]) -> str:
+    """ " (n ≥ 64 skipped)" when a series stops early because larger sizes were over budget."""
+    skipped = [p.n for p in points if p.status.startswith("skipped")]
+    errors = [p.n for p in points if p.status.startswith("error")]
+    note = []
+    if skipped:
+        note.append(f"n ≥ {min(skipped):g} skipped")
+    if errors:
+        note.append(f"error at n = {', '.join(f'{n:g}' for n in errors)}")
+    return f" ({'; '.join(note)})" if note else ""
+
+
+def _engine_line(name: str, points: list[tuple[float, float]], all_points: Sequence[Point] = ()) -> Line:
+    colour, marker = STYLE.get(name, ("#333333", "o"))
+    return Line(name + _skip_note(all_points), points, colour, marker)
+
+
+def cost_plot(r: FamilyResult, engines: Sequence[str]) -> Plot:
     """Reverse cost against n, log-log, every engine, with the primal's size T + I + O dashed."""
-    lines = [Line("T + I + O", [(p.n, p.size) for p in r.sizes], "#000000", dashed=True)]
+    lines = [Line("primal T + I + O", [(p.n, p.size) for p in r.sizes], "#000000", dashed=True)]
     for name in engines:
         s = r.series.get(name)
         if s:
-            lines.append(_engine_line(name, [(p.n, p.reverse_cost) for p in s.ok() if p.reverse_cost]))
+            lines.append(_engine_line(name, [(p.n, p.reverse_cost) for p in s.ok() if p.reverse_cost], s.points))
     return chart(
-        f"{r.name}: reverse-pass cost", "n", "reverse_cost", lines, f"{r.name}: reverse cost against n, log-log"
+        f"{r.name}: reverse-pass cost",
+        N_LABEL,
+        COST_UNIT,
+        lines,
+        f"{r.name}: reverse cost (unit operations) against n, log-log, with the primal's size T + I + O "
+        "and reference slopes n and n²",
+        guides=(SLOPE_N, SLOPE_N2),
     )
 
 
-def ratio_plot(r: FamilyResult, engines: Sequence[str]) -> str:
+def ratio_plot(r: FamilyResult, engines: Sequence[str]) -> Plot:
     """cost / (T + I + O) against n: flat for a linear stage (§3), rising otherwise."""
     lines = []
     for name in engines:
         s = r.series.get(name)
         if s:
-            lines.append(_engine_line(name, [(p.n, p.ratio) for p in s.ok() if p.ratio]))
+            lines.append(_engine_line(name, [(p.n, p.ratio) for p in s.ok() if p.ratio], s.points))
     return chart(
         f"{r.name}: cost per unit of primal work",
-        "n",
-        "reverse_cost / (T + I + O)",
+        N_LABEL,
+        "reverse cost / (T + I + O)\n(per unit of primal size)",
         lines,
-        f"{r.name}: reverse cost divided by the primal's size T + I + O, against n, log-log",
+        f"{r.name}: reverse cost divided by the primal's size T + I + O, against n, log-log; flat means linear",
+        guides=(SLOPE_LOG, SLOPE_N),
     )
 
 
-def span_plot(r: FamilyResult) -> str:
+def span_plot(r: FamilyResult) -> Plot:
     """Work and span of the parallel engine's forward and reverse passes against n."""
     s = r.series.get("parallel")
     pts = [p for p in s.ok() if all(k in p.extra for k in PARALLEL_KEYS)] if s else []
     specs = (
-        ("forward_work", "fwd work", "#1f77b4", False),
-        ("forward_span", "fwd span", "#1f77b4", True),
-        ("reverse_work", "rev work", "#d62728", False),
-        ("reverse_span", "rev span", "#d62728", True),
+        ("forward_work", "forward work", "#1f77b4", "o", False),
+        ("forward_span", "forward span", "#1f77b4", "o", True),
+        ("reverse_work", "reverse work", "#d62728", "s", False),
+        ("reverse_span", "reverse span", "#d62728", "s", True),
     )
-    lines = [Line(label, [(p.n, p.extra[k]) for p in pts], c, "circle", dashed) for k, label, c, dashed in specs]
+    lines = [Line(label, [(p.n, p.extra[k]) for p in pts], c, m, dashed) for k, label, c, m, dashed in specs]
     return chart(
-        f"{r.name}: parallel work and span", "n", "operations", lines, f"{r.name}: work and span of the parallel engine"
+        f"{r.name}: parallel work and span",
+        N_LABEL,
+        "cost (unit operations)",
+        lines,
+        f"{r.name}: work and span of the parallel engine's forward and reverse passes against n, log-log",
+        guides=(SLOPE_LOG, SLOPE_N),
     )
 
 
-def time_plot(r: FamilyResult, engines: Sequence[str]) -> str:
+def time_plot(r: FamilyResult, engines: Sequence[str]) -> Plot:
     """Wall time against n (noisy): the engines, the outside systems, and the plain primal."""
     ns = sorted(r.primal_seconds)
-    lines = [Line("primal", [(n, r.primal_seconds[n]) for n in ns if r.primal_seconds[n] > 0], "#000000", dashed=True)]
+    lines = [
+        Line("plain primal", [(n, r.primal_seconds[n]) for n in ns if r.primal_seconds[n] > 0], "#000000", dashed=True)
+    ]
     for name in engines:
         s = r.series.get(name)
         if s:
-            lines.append(_engine_line(name, [(p.n, p.seconds) for p in s.ok() if p.seconds]))
-    return chart(f"{r.name}: wall time (noisy)", "n", "seconds", lines, f"{r.name}: wall time against n (noisy)")
+            lines.append(_engine_line(name, [(p.n, p.seconds) for p in s.ok() if p.seconds], s.points))
+    return chart(
+        f"{r.name}: wall time (noisy)",
+        N_LABEL,
+        "wall time of vjp + backpropagator (s)",
+        lines,
+        f"{r.name}: wall time in seconds against n, log-log (noisy)",
+        guides=(SLOPE_N,),
+    )
