@@ -14,11 +14,11 @@ from .forward import ForwardStage
 from .mutable import MutableStage
 from .naive import Naive
 from .parallel import ParallelStage
-from .sparse import SparseStage
-from .staged import StagedStage
 from .seed004.compiled import CompiledStage
 from .seed004.dualarrays import DualArraysStage
 from .seed004.scalar import DeltaStage
+from .sparse import SparseStage
+from .staged import StagedStage
 from .tape import TapeStage
 
 _BUILTIN: dict[str, Callable[[], Any]] = {

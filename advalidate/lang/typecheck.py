@@ -511,6 +511,7 @@ class _Checker:
             self.infer(e.fn, env)
             if isinstance(a, Array):
                 self.expect(e.arg, Array(a.shape, Z), a, "the argument of `real`")
+                e.fn.ty = Arrow(a, Array(a.shape, R))  # this use's instance, for the desugarer
                 return Array(a.shape, R)
             self.expect(e.arg, Z, a, "the argument")
             return R

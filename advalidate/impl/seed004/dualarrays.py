@@ -57,10 +57,11 @@ class DualArrayTransformer(Transformer):
     def index_arrays(self, params: list[str], idxs: list[C.CExpr], outer: tuple[int, ...]) -> list[C.CExpr]:
         """Each index expression of a gather / scatter as an integer array over `outer`, by D'."""
         out = []
+        n = len(params)
         for ix in idxs:
             body = self.nondiff.expr(ix)
-            for d in reversed(range(len(params))):
-                body = C.Build1(outer[d], params[d], body, outer[d:], "Z")
+            for d in reversed(range(n)):
+                body = C.Build1(outer[d], params[d], body, outer[d:n], "Z")
             out.append(body)
         return out
 
