@@ -307,7 +307,11 @@ def test_mismatch_names_expected_and_found():
         (r"\(x : R) -> [x, 1]", "list element 2 should have type `R`, but has type `Z`", 17),
         (r"\(x : R) -> x :: 1", "the tail of `::` should have type `[R]`, but has type `Z`", 18),
         (r"\(x : R) -> x :: [1]", "the tail of `::` should have type `[R]`, but has type `[Z]`", 18),
-        (r"\(x : R) -> sin true", "the argument should have type a real (R, or an array of R), but has type `Bool`", 17),
+        (
+            r"\(x : R) -> sin true",
+            "the argument should have type a real (R, or an array of R), but has type `Bool`",
+            17,
+        ),
         (r"\(x : R) -> sum x", "the argument should have type `['n]`, but has type `R`", 17),
         (r"\(x : R) -> fst x", "the argument should have type `('a, 'b)`, but has type `R`", 17),
         (r"\(x : R) -> map x [x]", "the argument should have type `'a -> 'b`, but has type `R`", 17),
@@ -397,7 +401,10 @@ def test_non_exhaustive_or_mixed_case_in_text_is_refused(text):
 
 def test_division_on_integers():
     e = err(r"\(n : Z) -> n / 2")
-    assert (e.message, e.column) == ("the left operand of `/` should have type a real (R, or an array of R), but has type `Z`", 13)
+    assert (e.message, e.column) == (
+        "the left operand of `/` should have type a real (R, or an array of R), but has type `Z`",
+        13,
+    )
     e = err(r"\(x : R) -> x / 2")
     assert (e.message, e.column) == ("the right operand of `/` should have type `R`, but has type `Z`", 17)
     # with no other constraint, `/` makes its operands real
@@ -406,7 +413,10 @@ def test_division_on_integers():
 
 def test_equality_on_reals():
     e = err(r"\(x : R) -> x == 2.0")
-    assert (e.message, e.column) == ("the left operand of `==` should have type an integer (Z, or an array of Z), but has type `R`", 13)
+    assert (e.message, e.column) == (
+        "the left operand of `==` should have type an integer (Z, or an array of Z), but has type `R`",
+        13,
+    )
     e = err(r"\(n : Z) -> n == 2.0")
     assert (e.message, e.column) == ("the right operand of `==` should have type `Z`, but has type `R`", 18)
     assert sig(r"\x -> x == x") == "Z -> Bool"
