@@ -10,6 +10,10 @@ them), so nothing is materialised before the build's result. Anything else (func
 recursion, lists, sums, scatter inside a build)
 makes `vectorise_build` return None, and the build runs one element at a time as before.
 
+The array functions applied to batched values themselves (expanding, stacking, broadcasting,
+transposing, reshaping) are the runtime's `bulk` (`NumpyBulk` unless the runtime has its own), so
+the same bulk evaluation runs over another array namespace (`xp.XpArrays`, `to_python(..., xp=)`).
+
 Both ways give the same values (up to the last bit or two: numpy's element functions and Python's
 `math` are different libms) and the same operation counts: an operation computed once for all
 d-fold batched indices counts as many element operations as the loop would perform.
@@ -30,6 +34,48 @@ if TYPE_CHECKING:
 
 VCode = Callable[[list, list], Any]  # (enclosing frame, vector frame) -> value
 Info = Any  # batch level of a value: 0 (not batched) or d (batched at depth d); pairs: a tuple of two
+
+
+class NumpyBulk:
+    """The array functions the bulk evaluation applies to batched values: numpy's.
+
+    `elem` is the element kind of the value ("R", "Z", "Bool"), None where the code does not know it;
+    a runtime over another array namespace uses it to pick that namespace or numpy."""
+
+    counts = True  # the runtime counts element operations (`ns.count`, `ns.ops.ops`)
+
+    def asarray(self, x: Any, elem: str | None = None) -> Any:
+        return np.asarray(x)
+
+    def shape(self, x: Any) -> tuple[int, ...]:
+        return np.shape(x)
+
+    def expand_dims(self, x: Any, axes: tuple[int, ...], elem: str | None = None) -> Any:
+        return np.expand_dims(np.asarray(x), axes)
+
+    def broadcast_to(self, x: Any, shape: tuple[int, ...], elem: str) -> Any:
+        """`x` broadcast to `shape` (a read-only view)."""
+        return np.broadcast_to(x, shape)
+
+    def result(self, x: Any, shape: tuple[int, ...], elem: str) -> Any:
+        """`x` broadcast to `shape` as a new array: a build's result."""
+        return np.array(np.broadcast_to(x, shape))
+
+    def stack(self, items: list, axis: int, elem: str) -> Any:
+        """The items, broadcast together, along a new dimension `axis`."""
+        return np.stack(np.broadcast_arrays(*items), axis=axis)
+
+    def transpose(self, x: Any, perm: list[int], elem: str) -> Any:
+        return np.ascontiguousarray(np.transpose(x, perm))
+
+    def moveaxis(self, x: Any, src: int, dst: int, elem: str) -> Any:
+        return np.moveaxis(x, src, dst)
+
+    def reshape(self, x: Any, shape: tuple[int, ...], elem: str) -> Any:
+        return np.reshape(x, shape)
+
+
+NUMPY_BULK = NumpyBulk()
 
 
 class NotVectorisable(Exception):
@@ -74,6 +120,7 @@ class _Vectoriser:
     def __init__(self, compiler: Compiler, scope: _Scope) -> None:
         self.c = compiler
         self.ns = compiler.prims["arrays"]
+        self.bulk: NumpyBulk = getattr(self.ns, "bulk", NUMPY_BULK)
         self.scope = scope
         self.size = 0
 
@@ -92,8 +139,8 @@ class _Vectoriser:
         if info == d:
             return code
         axes = tuple(range(info, d))
-
-        return lambda f, v: np.expand_dims(np.asarray(code(f, v)), axes)
+        bulk = self.bulk
+        return lambda f, v: bulk.expand_dims(code(f, v), axes)
 
     # ---- expressions ----
     def expr(self, e: C.CExpr, batch: tuple, env: dict) -> tuple[VCode, Info]:  # noqa: C901 - one case per node
@@ -155,7 +202,8 @@ class _Vectoriser:
                 shape, elem, ns = e.shape, e.elem, self.ns
                 return (lambda f, v: ns.from_items([c(f, v) for c in codes], shape, elem)), 0
             codes = [self.lift(c, info, batch) for c, info in items]
-            return (lambda f, v: np.stack(np.broadcast_arrays(*[c(f, v) for c in codes]), axis=d)), d
+            bulk, elem = self.bulk, e.elem
+            return (lambda f, v: bulk.stack([c(f, v) for c in codes], d, elem)), d
         if isinstance(e, C.Build1):
             return self.build(e, batch, env)
         if isinstance(e, C.Idx):
@@ -177,22 +225,22 @@ class _Vectoriser:
         bc, bi = self.expr(e.body, inner, {**env, e.param: (i, d + 1)})
         body = self.lift(bc, bi, inner)
         if d:
-
-            k = e.k
+            k, bulk, elem = e.k, self.bulk, e.elem
 
             def nested(f: list, v: list) -> Any:
                 # The build's own dimension is an element dimension of the result: full size, even
                 # where the body does not vary along it (only batch dimensions may have size 1).
                 v[i] = grid
-                x = np.asarray(body(f, v))
-                return x if x.shape[d] == k else np.broadcast_to(x, x.shape[:d] + (k,) + x.shape[d + 1 :])
+                x = bulk.asarray(body(f, v), elem)
+                sh = tuple(bulk.shape(x))
+                return x if sh[d] == k else bulk.broadcast_to(x, sh[:d] + (k,) + sh[d + 1 :], elem)
 
             return nested, d
-        shape = e.shape
+        shape, bulk, elem = e.shape, self.bulk, e.elem
 
         def build(f: list, v: list) -> Any:
             v[i] = grid
-            return np.array(np.broadcast_to(body(f, v), shape))
+            return bulk.result(body(f, v), shape, elem)
 
         return build, 0
 
@@ -230,9 +278,12 @@ class _Vectoriser:
         if ai == 0:
             return (lambda f, v: ns.take(ac(f, v), [c(f, v) for c in codes], elem, fc and fc(f, v))), d
 
+        bulk = self.bulk
+
         def batched_index(f: list, v: list) -> Any:
-            a = np.asarray(ac(f, v))
-            grids = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (d - k - 1)) for k, n in enumerate(a.shape[:d])]
+            a = bulk.asarray(ac(f, v), elem)
+            sh = tuple(bulk.shape(a))
+            grids = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (d - k - 1)) for k, n in enumerate(sh[:d])]
             return ns.take(a, grids + [c(f, v) for c in codes], elem, fc and fc(f, v))
 
         return batched_index, d
@@ -243,6 +294,8 @@ class _Vectoriser:
         if all(info == 0 for _, info in args):
             codes = [c for c, _ in args]
             n = math.prod(batch)
+            if not self.bulk.counts:
+                return (lambda f, v: ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None)), 0
 
             def once(f: list, v: list) -> Any:
                 before = ns.ops.ops
@@ -253,30 +306,37 @@ class _Vectoriser:
             return once, 0
         d = len(batch)
         codes = [self.lift(c, info, batch) for c, info in args]
-        if op == "cond":
-            return (lambda f, v: np.where(*[c(f, v) for c in codes])), d
+        if op == "cond":  # element-wise: the runtime's select broadcasts the batch dimensions
+            return (lambda f, v: ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None)), d
         (a,) = codes
+        bulk = self.bulk
         if op == "replicate":
             k = static[0]
-            return (lambda f, v: _replicate(a(f, v), d, k)), d
+            return (lambda f, v: _replicate(bulk, a(f, v), d, k, elem)), d
         if op == "tr":
             perm = list(range(d)) + [d + p for p in static]
-            return (lambda f, v: np.ascontiguousarray(np.transpose(a(f, v), perm))), d
+            return (lambda f, v: bulk.transpose(a(f, v), perm, elem)), d
         if op == "reshape":
-            return (lambda f, v: np.reshape(_materialise(a(f, v), batch), batch + shape)), d
+            return (lambda f, v: bulk.reshape(_materialise(bulk, a(f, v), batch, elem), batch + shape, elem)), d
         full = batch + shape
-        return (lambda f, v: np.asarray(ns.reduce(op, np.moveaxis(_materialise(a(f, v), batch), d, 0), full, elem))), d
+
+        def reduce(f: list, v: list) -> Any:
+            outer = bulk.moveaxis(_materialise(bulk, a(f, v), batch, elem), d, 0, elem)
+            return bulk.asarray(ns.reduce(op, outer, full, elem), elem)
+
+        return reduce, d
 
 
-def _materialise(x: Any, batch: tuple) -> np.ndarray:
+def _materialise(bulk: NumpyBulk, x: Any, batch: tuple, elem: str) -> Any:
     """`x` with its batch dimensions at full size (a broadcast view)."""
-    x = np.asarray(x)
-    return np.broadcast_to(x, batch + x.shape[len(batch) :])
+    x = bulk.asarray(x, elem)
+    return bulk.broadcast_to(x, batch + tuple(bulk.shape(x))[len(batch) :], elem)
 
 
-def _replicate(x: Any, d: int, k: int) -> np.ndarray:
-    x = np.expand_dims(np.asarray(x), d)
-    return np.broadcast_to(x, x.shape[:d] + (k,) + x.shape[d + 1 :])
+def _replicate(bulk: NumpyBulk, x: Any, d: int, k: int, elem: str) -> Any:
+    x = bulk.expand_dims(x, (d,), elem)
+    sh = tuple(bulk.shape(x))
+    return bulk.broadcast_to(x, sh[:d] + (k,) + sh[d + 1 :], elem)
 
 
 def _full(info: Info, d: int) -> Info:
