@@ -1,6 +1,6 @@
 """advalidate: a verification and property-testing harness for automatic differentiation.
 
-The public API (DESIGN.md, "Python API"): `parse`, `pretty`, `parse_value`, `show_value`,
+The public API (docs/api.md): `parse`, `pretty`, `parse_value`, `show_value`,
 `evaluate`, `to_python`, `flatten`, `unflatten`, `Inl`, `Inr`, the error types, the AD engines
 through `engine_names`, `engine` and `show`, and the oracles through `check` and `assert_gradients`.
 """

@@ -1,4 +1,4 @@
-"""`adv.to_python(prog, ops)` (DESIGN.md, "Python API"): every real operation goes through `ops`.
+"""`adv.to_python(prog, ops)` (docs/api.md): every real operation goes through `ops`.
 
 Four namespaces: plain floats, a recorder (plain floats, logging every call), boxes (reals are opaque
 `Box` objects with no arithmetic of their own, so any real operation that bypassed `ops` would raise),

@@ -1,6 +1,6 @@
 """Type inference: the type of every construct and built-in, and every type error with its location.
 
-Expected types are read off the typing rules of DESIGN.md ("The language"): monomorphic user
+Expected types are read off the typing rules of docs/language.md: monomorphic user
 functions, a fresh instance of a built-in's type at every use, `+ - *`, unary minus, `sum` and
 `< <= > >=` on R or Z (an unconstrained choice defaults to R), `/` on R only, `==` on Z only.
 """

@@ -1,4 +1,4 @@
-"""Values (DESIGN.md, "Values"): parse_value, show_value, check_value, flatten and unflatten."""
+"""Values (docs/values.md): parse_value, show_value, check_value, flatten and unflatten."""
 
 from __future__ import annotations
 

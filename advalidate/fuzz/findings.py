@@ -1,4 +1,4 @@
-"""Finding directories (DESIGN.md, "Command line"), written atomically, and what a finding is.
+"""Finding directories (docs/cli.md), written atomically, and what a finding is.
 
 One finding is one bug: the failures of one engine that share the construct at fault in the
 shrunk program and the kind of mismatch (`finding_key`, which says why), whichever oracles saw

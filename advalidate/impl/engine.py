@@ -5,7 +5,7 @@ A stage (`Stage` subclass) supplies its `DualRules` (the R case of the translati
 wrapper: `interleave` gives every input real its dual form, `reverse` feeds the output cotangent
 and reads the gradient out. `vjp` compiles the translated program with the runtime's primitives,
 runs the forward pass, and returns the value with a backpropagator `back(dy) -> dx` whose
-`stats` describe the last call (keys in DESIGN.md).
+`stats` describe the last call (keys in docs/api.md).
 """
 
 from __future__ import annotations

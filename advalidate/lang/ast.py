@@ -1,4 +1,4 @@
-"""Surface syntax tree of the language (DESIGN.md, "The language"; arrays: seed 004 §3.2, Fig. 7).
+"""Surface syntax tree of the language (docs/language.md; arrays: seed 004 §3.2, Fig. 7).
 
 Every node carries a source `span` and, after type inference, its type `ty`; neither takes part in
 equality, so a pretty-printed and re-parsed program compares equal to the original.

@@ -1,4 +1,4 @@
-"""Lexer of the language (DESIGN.md, "The language"): source text to tokens with 1-based spans.
+"""Lexer of the language (docs/language.md): source text to tokens with 1-based spans.
 
 Line breaks are exactly the ones `str.splitlines` recognises and a tab is one column, so a token's
 span matches what `SourceError.render` shows under the caret.

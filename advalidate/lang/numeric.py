@@ -1,6 +1,6 @@
 """Numeric domains for the reference interpreter: IEEE floats and mpmath multi-precision.
 
-A domain is an `ops` namespace in the sense of DESIGN.md (`const add sub mul div neg sin cos tan
+A domain is an `ops` namespace in the sense of docs/api.md (`const add sub mul div neg sin cos tan
 exp log sqrt tanh atan real lt le gt ge`). The reference domains also
 - count every primitive scalar operation (`primal_ops`), real literals and comparisons included
   (evaluating a literal makes a scalar, and is a step of the program's cost in §3's sense),

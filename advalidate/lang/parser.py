@@ -1,4 +1,4 @@
-"""Hand-written recursive-descent parser (DESIGN.md, "The language (contract)").
+"""Hand-written recursive-descent parser (docs/language.md, "The language (contract)").
 
 Binary operators are parsed by one iterative operator-precedence loop, so long operator, `::`,
 application and unary-minus chains cost no Python recursion; real nesting (brackets, `let`, `\\`, ...)

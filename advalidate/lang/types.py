@@ -1,4 +1,4 @@
-"""Types of the language (DESIGN.md, "The language"): seed 000 Fig. 4 with §11's coproducts and lists,
+"""Types of the language (docs/language.md): seed 000 Fig. 4 with §11's coproducts and lists,
 and the shape-typed arrays of seed 004 §3.2 (Fig. 7, 8): `Array [k1, ..., kn] ρ` with ρ ∈ {R, Z, Bool}.
 `Array [] ρ` *is* ρ (`array_type` collapses it), so scalar code is array code of rank 0.
 

@@ -1,4 +1,4 @@
-"""Values (DESIGN.md, "Values"): the Python form of inputs, outputs and gradients.
+"""Values (docs/values.md): the Python form of inputs, outputs and gradients.
 
 Outside the interpreter a value of type R is a float (or an mpmath number), Z an int, Bool a bool,
 `()` the empty tuple, a pair a 2-tuple, a list a Python list and a sum `Inl(v)` / `Inr(v)`.
@@ -43,7 +43,7 @@ class Inr:
 
 
 def is_real(v: object) -> bool:
-    """A real leaf: anything that is not an int, bool, tuple, list, Inl, Inr or array (DESIGN.md, flatten)."""
+    """A real leaf: anything that is not an int, bool, tuple, list, Inl, Inr or array (docs/values.md, flattening)."""
     return not isinstance(v, (int, bool, tuple, list, Inl, Inr, np.ndarray))
 
 

@@ -1,4 +1,4 @@
-"""Oracles: decide whether an engine's gradient is right (DESIGN.md, "Python API": `check`).
+"""Oracles: decide whether an engine's gradient is right (docs/api.md: `check`).
 
 One module per oracle (`symbolic`, `fd`, `forward`, `cross`, `once`, `linear`), the one tolerance
 policy (`tolerance`), verdicts (`verdict`) and `check` / `assert_gradients` (`check`). `impl`

@@ -2,8 +2,8 @@
 
     res = adv.check(prog, x=None, engines=None, oracles=None, seed=0)
 
-`engines`: names (built-in, adapter, or `module:attr`) or engine objects (DESIGN.md, plug-in
-engines); default every built-in engine. `oracles`: names from `ORACLES` or oracle objects
+`engines`: names (built-in, adapter, or `module:attr`) or engine objects (docs/plugins.md:
+plug-in engines); default every built-in engine. `oracles`: names from `ORACLES` or oracle objects
 (anything with `name` and `judge(ctx, run)`); default `DEFAULT_ORACLES`, all of them. `x=None`
 takes an input derived from the seed (`default_input`). `numeric`: None runs each engine in mp
 when it supports it and in float otherwise; "float" runs every engine in float; "mp" requires mp.

@@ -238,7 +238,7 @@ class Context:
         return run
 
     def _check_shapes(self, run: EngineRun) -> None:
-        """The value must have the reference's discrete parts; the gradient the input's (DESIGN.md)."""
+        """The value must have the reference's discrete parts; the gradient the input's (docs/values.md)."""
         try:
             check_value(_as_checkable(run.y), self.prog.output_type, "value")
         except ValueError as exc:

@@ -3,7 +3,7 @@
     reverse_cost ≤ C · (primal_ops + input_size + output_size)
 
 with the one documented constant C = `advalidate.impl.engine.LINEAR_COST_CONSTANT` (12), all read
-from the engine's `back.stats` (DESIGN.md, cost counters). It applies to the linear stages
+from the engine's `back.stats` (docs/api.md, cost counters). It applies to the linear stages
 (`mutable`, `tape`, `parallel`) and to plug-in engines that promise it (`guarantees`) or report
 the counters.
 """

@@ -15,7 +15,7 @@ from ..lang.program import Program, to_python
 
 
 class PlainFloatOps:
-    """A `to_python` namespace (DESIGN.md) computing on Python floats with nothing in between."""
+    """A `to_python` namespace (docs/api.md) computing on Python floats with nothing in between."""
 
     const = staticmethod(float)
     real = staticmethod(float)
