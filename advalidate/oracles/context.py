@@ -5,6 +5,12 @@ drawn from the seed, never all-ones), the reference interpreter's runs (mp at `R
 value, branch path, smallest branch margin), each engine's run (value, gradient for that cotangent,
 cost counters), and a cache for what an oracle computes once for all engines (the symbolic
 gradient, the finite-difference derivative, the forward-mode tangent).
+
+Arrays (seed 004 §3) need nothing special here: their reals are leaves of `flatten` (row-major), so
+inputs, cotangents, directions and gradients are flat vectors of elements as for any other value,
+and every comparison is made element by element on those lists (never with `==` on ndarrays). A
+program that uses arrays has the feature "arrays": an engine whose `supports` lacks it is declined
+with that reason before it runs; an engine without `supports` (a plug-in) is tried.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mpmath
+import numpy as np
 
 from ..lang import core as C
 from ..lang.errors import EvalError
@@ -25,7 +32,7 @@ from ..lang.types import List, Sum, any_part, is_bool, prune
 from ..lang.values import Inl, Inr, check_value, flatten, unflatten
 from . import tolerance as T
 
-FEATURES_CHECKED = ("lists", "sums", "recursion", "par")
+FEATURES_CHECKED = ("lists", "sums", "recursion", "par", "arrays")
 
 
 @dataclass
@@ -55,7 +62,14 @@ class EngineRun:
 
 
 def skeleton(v: Any) -> Any:
-    """The discrete parts of a value (integers, booleans, tags, shapes) with reals blanked out."""
+    """The discrete parts of a value (integers, booleans, tags, shapes) with reals blanked out.
+
+    An array contributes its shape, and its elements when they are integers or booleans (as a
+    tuple: skeletons are compared with `==`, which must never meet an ndarray)."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "biu":
+            return ("array", v.dtype.kind, v.shape, tuple(v.ravel().tolist()))
+        return ("array", "R", v.shape)
     if isinstance(v, tuple):
         return tuple(skeleton(i) for i in v)
     if isinstance(v, list):
@@ -72,6 +86,8 @@ def skeleton(v: Any) -> Any:
 def program_features(prog: Program) -> set[str]:
     """The features (in the sense of an engine's `supports`) a program uses."""
     out: set[str] = set()
+    if prog.uses_arrays:
+        out.add("arrays")
     for ty in (prog.input_type, prog.output_type):
         if any_part(ty, lambda t: isinstance(prune(t), List)):
             out.add("lists")
@@ -213,7 +229,9 @@ class Context:
         if supports is not None:
             missing = sorted(f for f in self.features if f in FEATURES_CHECKED and f not in supports)
             if missing:
-                run.status, run.message = "declined", f"engine {label} does not support {', '.join(missing)}"
+                lacks = ", ".join(repr(f) for f in missing)
+                run.status = "declined"
+                run.message = f"engine {label} does not support {', '.join(missing)} (its `supports` lacks {lacks})"
                 return run
         if self.ref is None:
             run.status, run.message = "error", self.ref_error or "no reference"
@@ -326,8 +344,8 @@ def _as_checkable(v: Any) -> Any:
         return Inl(_as_checkable(v.value))
     if isinstance(v, Inr):
         return Inr(_as_checkable(v.value))
-    if isinstance(v, (bool, int, float, mpmath.mpf)):
-        return v
+    if isinstance(v, (bool, int, float, mpmath.mpf, np.ndarray)):
+        return v  # an array is checked as it is (shape, dtype, elements): `float(a)` would hide a bad shape
     try:
         return float(v)
     except (TypeError, ValueError):

@@ -1,0 +1,117 @@
+"""The oracles on array programs (seed 004 §3): features, every oracle on the element engines,
+planted array-gradient bugs caught by each gradient oracle, kinks inconclusive, complexity counted
+on elements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_arrays_lang import MATMUL, PROGRAMS
+
+import advalidate as adv
+from advalidate.impl.tape import TapeStage
+from advalidate.oracles.context import program_features
+
+ELEMENT_ENGINES = ["tape", "mutable", "parallel", "forward"]
+
+
+def parsed(src: str, value: str) -> tuple[Any, Any]:
+    prog = adv.parse(src)
+    return prog, adv.parse_value(value, prog.input_type)
+
+
+# ---- features: engines that cannot take arrays are declined, plug-ins without `supports` tried ----
+
+
+@pytest.mark.parametrize(
+    ("src", "arrays"),
+    [
+        (MATMUL, True),
+        (r"\(a : Array [2] R) -> 1.0", True),  # in the type only
+        (r"\(x : R) -> sumOuter (replicate 3 x)", True),  # in the code only
+        (r"\((x, y) : (R, R)) -> x * y", False),
+        (r"\(x : Array [] R) -> x * x", False),  # Array [] R is R
+    ],
+)
+def test_program_features_report_arrays(src: str, arrays: bool) -> None:
+    assert ("arrays" in program_features(adv.parse(src))) is arrays
+
+
+class TapeWithSupports:
+    """The tape engine behind the plug-in protocol, with the `supports` it is given (None: no attribute)."""
+
+    def __init__(self, name: str, supports: Any = None) -> None:
+        self.name = name
+        if supports is not None:
+            self.supports = supports
+
+    def vjp(self, prog: Any, x: Any, numeric: str = "float") -> Any:
+        return TapeStage().vjp(prog, x, numeric=numeric)
+
+
+def test_engines_lacking_arrays_are_declined_and_plug_ins_without_supports_tried() -> None:
+    prog, x = parsed(*PROGRAMS[0])
+    old_style = TapeWithSupports("old-plug-in", {"lists", "sums", "recursion", "par", "mp"})
+    res = adv.check(prog, x, engines=["naive", "sparse", old_style, TapeWithSupports("bare")])
+    assert res.ok
+    for label in ("naive", "sparse", "old-plug-in"):
+        for v in res.verdicts:
+            if v.engine == label:
+                assert v.status in ("inconclusive", "not_applicable"), v.describe()
+        detail = res.verdict(label, "fd").detail
+        assert "does not support arrays" in detail and "lacks 'arrays'" in detail
+    assert all(res.verdict("bare", o).status == "pass" for o in ("symbolic", "fd", "forward", "cross"))
+
+
+# ---- the discrete parts of array values and gradients are checked ----
+
+
+class Tampered:
+    """tape, with its value or gradient changed by `fn` (which gets and returns the whole value)."""
+
+    supports = TapeStage.supports
+
+    def __init__(self, name: str, on: str, fn: Any) -> None:
+        self.name, self.on, self.fn = name, on, fn
+
+    def vjp(self, prog: Any, x: Any, numeric: str = "float") -> Any:
+        y, back = TapeStage().vjp(prog, x, numeric=numeric)
+        if self.on == "value":
+            return self.fn(y), back
+
+        def wrong(dy: Any) -> Any:
+            return self.fn(back(dy))
+
+        wrong.stats = back.stats  # type: ignore[attr-defined]  # the same dict, updated by back()
+        return y, wrong
+
+
+GATHER_Z = r"\((a, n) : (Array [3] R, Array [3] Z)) -> (n, gather [3] (a * a) (\[i] -> [n ! [i]]))"
+
+
+@pytest.mark.parametrize(
+    ("on", "fn", "needle"),
+    [
+        ("gradient", lambda g: (g[0], g[1] + 1), "does not copy the input's integers"),
+        ("gradient", lambda g: (g[0][:2], g[1]), "ill-typed gradient"),
+        ("gradient", lambda g: (g[0].reshape(3, 1), g[1]), "ill-typed gradient"),
+        ("value", lambda y: (y[0][::-1].copy(), y[1]), "discrete parts"),
+        ("value", lambda y: (y[0], y[1].tolist()), "ill-typed value"),
+    ],
+    ids=["int-array-changed", "shorter", "reshaped", "int-output-reversed", "list-for-array"],
+)
+def test_array_shapes_and_integer_elements_are_checked(on: str, fn: Any, needle: str) -> None:
+    prog, x = parsed(GATHER_Z, "([| 0.5, -1.0, 2.0 |], [| 2, 0, 0 |])")
+    res = adv.check(prog, x, engines=[Tampered("tampered", on, fn)], oracles=["fd"])
+    v = res.verdict("tampered", "fd")
+    assert v.status == "fail" and needle in v.detail, v.describe()
+
+
+def test_a_one_element_array_is_not_taken_for_a_real() -> None:
+    prog, x = parsed(r"\(a : Array [1] R) -> a * a", "[| 0.5 |]")
+    ok = adv.check(prog, x, engines=["tape"], oracles=["fd"])
+    assert ok.verdict("tape", "fd").status == "pass"
+    bad = adv.check(prog, x, engines=[Tampered("scalar", "gradient", lambda g: float(g[0]))], oracles=["fd"])
+    assert bad.verdict("scalar", "fd").status == "fail"
+    assert "ill-typed gradient" in bad.verdict("scalar", "fd").detail
