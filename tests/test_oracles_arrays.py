@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from test_arrays_lang import MATMUL, PROGRAMS
 
@@ -115,3 +116,83 @@ def test_a_one_element_array_is_not_taken_for_a_real() -> None:
     bad = adv.check(prog, x, engines=[Tampered("scalar", "gradient", lambda g: float(g[0]))], oracles=["fd"])
     assert bad.verdict("scalar", "fd").status == "fail"
     assert "ill-typed gradient" in bad.verdict("scalar", "fd").detail
+
+
+# ---- symbolic: over the flattened elements, value check instead of the path, size limits ----
+
+COMPARING = [
+    (  # array comparisons (one path entry per operation in the reference, one per element in to_python)
+        r"\(a : Array [3] R) -> cond (a > replicate 3 0.0) (a * a) (sin a)",
+        "[| 0.5, -1.0, 2.0 |]",
+    ),
+    (  # maxOuter / minOuter: no path entry in the reference, one per fold step in to_python
+        r"\(a : Array [3, 2] R) -> (maxOuter (a * a), minOuter (tr [1, 0] a))",
+        "[| [| 1.0, -2.5 |], [| 0.5, 3.0 |], [| -2.0, 0.25 |] |]",
+    ),
+    (  # scatterMax with repeated targets, and an index-independent comparison inside a build
+        r"\((a, x) : (Array [4] R, R)) -> build1 2"
+        r" (\i -> if x > 0.0 then scatterMax [2] (exp a) (\[j] -> [div j 2]) ! [i] else x)",
+        "([| 1.0, 5.0, -3.0, -2.0 |], 0.5)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("src", "value"), COMPARING)
+def test_symbolic_judges_array_programs_with_comparisons_and_selections(src: str, value: str) -> None:
+    prog, x = parsed(src, value)
+    res = adv.check(prog, x, engines=["tape", "mutable"], oracles=["symbolic"])
+    assert all(v.status == "pass" for v in res.verdicts), res.report("all")
+
+
+def test_symbolic_gradient_is_sympys_over_the_elements() -> None:
+    # ∇ ⟨dy, a² + sumOuter(a)·[1, 1, 1]⟩ = 2 a dy + Σ dy, derived by hand.
+    prog, x = parsed(r"\(a : Array [3] R) -> a * a + replicate 3 (sumOuter a)", "[| 0.5, -1.0, 2.0 |]")
+    res = adv.check(prog, x, engines=["tape"], oracles=["symbolic"], seed=3)
+    v = res.verdict("tape", "symbolic")
+    dy = np.asarray(res.cotangent, dtype=float)
+    assert v.status == "pass"
+    assert np.allclose([float(e) for e in adv.flatten(v.expected)], 2 * x * dy + dy.sum(), rtol=1e-14)
+
+
+def test_symbolic_declines_array_programs_beyond_its_size_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from advalidate.oracles import symbolic
+
+    prog, x = parsed(*PROGRAMS[0])
+    assert adv.check(prog, x, engines=["tape"], oracles=["symbolic"]).verdicts[0].status == "pass"
+    monkeypatch.setattr(symbolic, "ARRAY_OPS_MAX", 10)  # the reference counts 2·2·(3 + 2) = 20 element operations
+    v = adv.check(prog, x, engines=["tape"], oracles=["symbolic"]).verdicts[0]
+    assert v.status == "inconclusive" and "20 element operations (> 10)" in v.detail
+    monkeypatch.undo()
+    monkeypatch.setattr(symbolic, "DIFF_COST_MAX", 20)  # 4 outputs of 6 symbols each: 24 derivatives
+    v = adv.check(prog, x, engines=["tape"], oracles=["symbolic"]).verdicts[0]
+    assert v.status == "inconclusive" and "24 derivatives" in v.detail
+
+
+def test_symbolic_on_a_large_array_program_gives_up_quickly_without_a_fail() -> None:
+    # softmax of 40 elements: 119 element operations, but 40 outputs each depending on all 40 inputs.
+    src = r"""\(a : Array [40] R) -> let e = build1 40 (\i -> exp (a ! [i])) in
+      let s = sumOuter e in build1 40 (\i -> e ! [i] / s)"""
+    prog = adv.parse(src)
+    x = np.linspace(-1.0, 1.0, 40)
+    res = adv.check(prog, x, engines=["tape"], oracles=["symbolic", "fd"])
+    assert res.verdict("tape", "symbolic").status == "inconclusive"
+    assert "too large for the symbolic oracle" in res.verdict("tape", "symbolic").detail
+    assert res.verdict("tape", "symbolic").seconds < 3.0
+    assert res.verdict("tape", "fd").status == "pass"
+
+
+def test_a_to_python_discrepancy_on_arrays_is_inconclusive_never_a_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    from advalidate.lang import arrays
+
+    prog, x = parsed(*COMPARING[1])
+    real_reduce = arrays.OpsArrays.reduce
+    # to_python's array runtime takes the minimum for maxOuter: a runtime bug, not the engine's.
+    monkeypatch.setattr(
+        arrays.OpsArrays,
+        "reduce",
+        lambda self, op, a, shape, elem: real_reduce(self, "minOuter" if op == "maxOuter" else op, a, shape, elem),
+    )
+    res = adv.check(prog, x, engines=["tape"], oracles=["symbolic", "fd"])
+    v = res.verdict("tape", "symbolic")
+    assert v.status == "inconclusive" and "different value from the reference run" in v.detail
+    assert res.verdict("tape", "fd").status == "pass"

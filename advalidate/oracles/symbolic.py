@@ -12,6 +12,41 @@ tolerance), and the expected gradient is Σ_j dy_j ∂E_j/∂x_k for the check's
 Expression swell is guarded: when an expression's tree size exceeds `size_limit` nodes, or the
 oracle's time exceeds `time_limit` seconds, the verdict is inconclusive. The oracle can be
 sampled (`SymbolicOracle(rate=0.25)` runs it on a quarter of the seeds), as a fuzzer may want.
+
+Arrays (seed 004 §3). The symbolic run works over the flattened elements: `to_python` gives a
+program with arrays the runtime `lang.arrays.OpsArrays`, which keeps object arrays of `SymReal`s and
+sends every element operation through the ops namespace one element at a time (`sumOuter` folds
+with `ops.add`, `maxOuter` / `minOuter` / `scatterMax` pick with `ops.gt` / `ops.lt`). Two things
+differ from scalar programs:
+
+- Size. Each element operation builds one sympy node, and sympy then differentiates every output
+  element E_j in each of its symbols, which costs about 1 ms per derivative plus 10 µs per node of
+  E_j visited (measured here: a 9×9 matmul, 1,377 element operations and 1,458 derivatives, takes
+  0.6 s; the sum of 800 squares, 1,600 operations but one 2,400-node output differentiated in 800
+  symbols, 21 s; softmax of 40 elements, 119 operations whose 40 outputs each hold all 40 inputs,
+  2 s). So an array program is judged only when
+  (1) its element operations (the reference interpreter's `primal_ops`: elements × operations per
+      element) are at most `ARRAY_OPS_MAX` = 2,000, checked before the run: sympy flattens a sum as
+      it grows, so building a `sumOuter` of k elements costs O(k²) (2.9 s for 1,000 elements);
+  (2) the cost of differentiating, estimated on the output expressions before any derivative is
+      taken as calls + work / 100 (in ms), calls = Σ_j |symbols of E_j| and work = Σ_j |symbols of
+      E_j| · size(E_j), is at most `DIFF_COST_MAX` = 2,000, about 2 s.
+  A 9×9 matmul is judged; a sum of 800 squares or a softmax of 40 elements is not. Beyond the
+  limits the verdict is inconclusive, never a fail (fd, forward and cross still judge the
+  program); `time_limit` remains the backstop (sympy's derivative of exp(x)·sin(x) alone takes
+  4 ms, more than the estimate).
+- The path. The reference interpreter evaluates `build`s in bulk and records one path entry per
+  comparison *operation* (a tuple of outcomes for an array comparison; a comparison that does not
+  depend on the build's index once for the whole build), and no entry for the choices of
+  `maxOuter` / `minOuter` / `scatterMax` (their near-ties are in `min_margin`). `OpsArrays` records
+  one entry per element comparison and per reduction step, in element order. The two sequences
+  cannot be matched entry by entry, so for array programs the path check is replaced by a value
+  check: the symbolic run computes with the reference's mp arithmetic at the same precision, and
+  decides its comparisons on those values, so the two can only part ways through a discrepancy
+  between `to_python`'s array runtime and the reference interpreter, and such a discrepancy shows
+  in the outputs unless both branches happen to give the same value. An output that differs from
+  the reference's beyond the mp tolerance (tolerance.py) makes the verdict inconclusive (a
+  `to_python` problem, not the engine's). Points near a tie are inconclusive by `min_margin`.
 """
 
 from __future__ import annotations
@@ -36,6 +71,8 @@ from .verdict import Verdict
 
 SIZE_LIMIT = 20_000
 TIME_LIMIT = 10.0
+ARRAY_OPS_MAX = 2_000  # element operations of an array program (the reference's primal_ops)
+DIFF_COST_MAX = 2_000  # estimated ms of sympy differentiation for an array program (module docstring)
 
 
 class _GiveUp(Exception):
@@ -227,6 +264,12 @@ def symbolic_gradient(
     """(expected gradient for ctx.dy, value) as flat mp lists, or why it could not be computed."""
     import sympy
 
+    arrays = ctx.prog.uses_arrays
+    if arrays and ctx.ref.primal_ops > ARRAY_OPS_MAX:
+        return (
+            f"array program too large for the symbolic oracle: {ctx.ref.primal_ops} element operations "
+            f"(> {ARRAY_OPS_MAX})"
+        )
     deadline = time.monotonic() + time_limit
     n = ctx.n_in
     symbols = [sympy.Symbol(f"x{k}", real=True) for k in range(n)]
@@ -241,7 +284,11 @@ def symbolic_gradient(
             except EvalError as exc:
                 return f"the symbolic run raised {type(exc).__name__}: {exc}"
             outs = flatten(out)
-            if ops.mp.path != list(ctx.ref.path):
+            if arrays:
+                reason = _array_run_reason(ctx, ops, outs)
+                if reason:
+                    return reason
+            elif ops.mp.path != list(ctx.ref.path):
                 return "the symbolic run took a different branch path from the reference run"
             index = {s: k for k, s in enumerate(symbols)}
             terms = []
@@ -279,6 +326,29 @@ def symbolic_gradient(
         return str(exc)
     except RecursionError:
         return "expression swell: sympy ran out of recursion depth"
+
+
+def _array_run_reason(ctx: Context, ops: SymbolicOps, outs: list) -> str | None:
+    """Why the symbolic run of an array program cannot be used (see the module docstring), or None."""
+    ref = ctx.y_flat
+    errs = ctx.observed_errors("mp")
+    tol = T.tolerance("mp", ref, errs[1] if isinstance(errs, tuple) else 0)
+    cmp = tol.compare(ref, [o.val for o in outs])
+    if not cmp.ok:
+        where = ", ".join(f"y[{i}]" for i in cmp.positions[:4])
+        return (
+            f"the symbolic run (to_python over arrays) computes a different value from the reference run "
+            f"at {where} (abs err {mpmath.nstr(cmp.abs_err, 3)}): it did not follow the reference's path"
+        )
+    calls = sum(len(o.expr.free_symbols) for o in outs)
+    work = sum(len(o.expr.free_symbols) * ops.tree_size(o.expr) for o in outs)
+    cost = calls + work // 100
+    if cost > DIFF_COST_MAX:
+        return (
+            f"array program too large for the symbolic oracle: {calls} derivatives visiting {work} nodes "
+            f"(estimated cost {cost} > {DIFF_COST_MAX})"
+        )
+    return None
 
 
 class _TimeUp(Exception):
