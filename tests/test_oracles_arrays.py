@@ -196,3 +196,19 @@ def test_a_to_python_discrepancy_on_arrays_is_inconclusive_never_a_fail(monkeypa
     v = res.verdict("tape", "symbolic")
     assert v.status == "inconclusive" and "different value from the reference run" in v.detail
     assert res.verdict("tape", "fd").status == "pass"
+
+
+# ---- default inputs and reports ----
+
+
+def test_check_draws_array_inputs_from_the_seed_and_reports_them_in_the_literal_syntax() -> None:
+    prog = adv.parse(r"\((a, n) : (Array [2, 3] R, Array [2] Z)) -> build1 2 (\i -> a ! [i, n ! [i]] * a ! [1 - i, 0])")
+    res = adv.check(prog, engines=["tape"], seed=5)
+    again = adv.check(prog, engines=["tape"], seed=5)
+    a, n = res.input
+    assert a.shape == (2, 3) and a.dtype == np.float64 and n.shape == (2,) and n.dtype.kind == "i"
+    assert np.array_equal(a, again.input[0]) and np.array_equal(n, again.input[1])
+    assert res.ok and res.note == "input drawn from the seed"
+    text = res.report()
+    assert "cotangent: [| " in text and "array(" not in text
+    assert adv.parse_value(text.splitlines()[0].removeprefix("input: "), prog.input_type)[0].shape == (2, 3)

@@ -15,13 +15,16 @@ apart from `inconclusive` (`verdict.classify_not_applicable`).
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from ..lang.errors import AdvError, EvalError
 from ..lang.program import Program, run_reference
-from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune
+from ..lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune
 from ..lang.values import Inl, Inr, check_value
 from .base import Oracle
 from .context import Context, engine_label
@@ -96,6 +99,11 @@ def random_value(ty: Type, rng: random.Random, max_len: int = 3) -> Any:
         return Inr(random_value(ty.right, rng, max_len))
     if isinstance(ty, List):
         return [random_value(ty.elem, rng, max_len) for _ in range(rng.randint(0, max_len))]
+    if isinstance(ty, Array):  # an ndarray of elements drawn as above (float64, int64 or bool)
+        elem = prune(ty.elem)
+        dtype = float if isinstance(elem, Real) else int if isinstance(elem, Int) else bool
+        items = [random_value(elem, rng, max_len) for _ in range(math.prod(ty.shape))]
+        return np.array(items, dtype=dtype).reshape(ty.shape)
     raise TypeError(f"no values of type {ty} can be drawn")
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mpmath
+import numpy as np
 
 from ..lang.values import Inl, Inr
 
@@ -141,6 +142,12 @@ def short(v: Any, digits: int = 12) -> str:
         return f"inl ({short(v.value, digits)})"
     if isinstance(v, Inr):
         return f"inr ({short(v.value, digits)})"
+    if isinstance(v, np.ndarray):  # `[| ... |]`, row by row
+        if v.ndim == 0:
+            return short(v.item(), digits)
+        items = [short(i, digits) for i in (list(v[:12]) if v.ndim > 1 else v[:12].tolist())]
+        more = f", … ({len(v)} items)" if len(v) > 12 else ""
+        return "[| " + ", ".join(items) + more + " |]" if items else "[| |]"
     try:
         return mpmath.nstr(mpmath.mpf(v), digits)
     except (TypeError, ValueError):
