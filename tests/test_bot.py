@@ -22,6 +22,7 @@ import advalidate as adv
 from advalidate.impl.seed004.bot import BotUnsupported, bulk_operation_transform, real_work_in_builds
 from advalidate.lang import core as C
 from advalidate.lang.core_pretty import pretty_core
+from advalidate.lang.deep import run_deep
 from advalidate.lang.program import run_reference
 from advalidate.lang.types import BOOL, UNIT, Array, Arrow, List, Pair, R, Sum, Z, array_type, prune, shape_of
 
@@ -198,7 +199,7 @@ class CoreChecker:
 
 
 def check_core(e: C.CExpr) -> None:
-    CoreChecker().check(e, {})
+    run_deep(CoreChecker().check, e, {})
 
 
 def builds(e: C.CExpr) -> list[C.CExpr]:
@@ -391,6 +392,24 @@ def test_functions_are_inlined_into_builds():
     main = next(n for n in builds(out) if isinstance(n, C.LetRec) and n.name.startswith("main"))
     kinds = {type(n).__name__ for n in builds(main.fbody)}
     assert "App" not in kinds and "Build1" not in kinds, kinds
+
+
+def test_higher_order_functions_are_specialised_to_their_function_arguments():
+    # §5.2: a build calls a function parameter; the calls of the higher-order function are inlined
+    src = r"""\(a : Array [4] R) ->
+      let apply = \(h : R -> R) -> build1 4 (\i -> h (a ! [i]) + 1.0) in
+      let twice = \(y : R) -> 2.0 * y in
+      (apply twice, apply (if a ! [0] > 0.0 then sin else \(y : R) -> y * y))"""
+    prog = adv.parse(src)
+    out = assert_same_semantics(prog, np.array([0.5, -1.0, 2.0, 0.25]))
+    assert "apply" not in pretty_core(out.core)  # every call inlined, the definition dropped
+
+
+def test_deeply_nested_programs_do_not_exhaust_the_stack():
+    n = 3000  # a list literal is a let chain as long as the list
+    src = r"\(a : Array [4] R) -> (build1 4 (\i -> a ! [i] * 2.0), [" + ", ".join(["1.0"] * n) + "])"
+    out = bot_program(adv.parse(src))
+    assert len(run_reference(out, np.ones(4)).value[1]) == n
 
 
 def test_index_pushed_inward_where_in_range():

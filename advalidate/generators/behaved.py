@@ -10,11 +10,6 @@ numerics) evaluates it
   threshold, so that the branch taken does not flip under a small perturbation of the input.
 
 Only on such inputs are gradients meaningful enough for the oracles to judge.
-
-Temporary workaround (`CHECK_BULK_EVALUATION`): the reference interpreter's bulk evaluation of a
-`build` nested in a `build` can lose a dimension (see `_bulk_agrees`); until that is fixed in
-`lang/vectorise.py`, an array program with a build or gather nested in a build is also evaluated
-with the element loop, and a difference makes it not well-behaved ("error: bulk evaluation ...").
 """
 
 from __future__ import annotations
@@ -22,8 +17,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..lang import arrays as _arrays
-from ..lang import ast as A
 from ..lang.errors import BudgetError, DomainError, EvalError
 from ..lang.program import Program, run_reference
 from ..lang.values import flatten
@@ -61,42 +54,7 @@ def well_behaved(
             return False, f"overflow: the value has a real of magnitude {abs(f):.3g} > {max_abs:g}"
     if res.min_margin < min_margin:
         return False, f"margin: a real comparison is {res.min_margin:.3g} (relative) from its threshold"
-    if CHECK_BULK_EVALUATION and _nested_bulk(program) and not _bulk_agrees(program, x, res.value, budget):
-        return False, "error: bulk evaluation of a nested build differs from the element loop (a lang bug)"
     return True, "ok"
-
-
-#: Whether `well_behaved` checks programs with nested builds against the element loop (see above).
-CHECK_BULK_EVALUATION = True
-
-
-def _nested_bulk(program: Program) -> bool:
-    """Does a build or gather occur inside the body of a build?"""
-    if not program.uses_arrays:
-        return False
-    stack: list[tuple[A.Node, bool]] = [(program.expr, False)]
-    while stack:
-        e, inside = stack.pop()
-        if inside and (isinstance(e, A.Build) or (isinstance(e, A.Gather) and e.kind == "gather")):
-            return True
-        now = inside or isinstance(e, A.Build)
-        stack.extend((c, now) for c in A.children(e))
-    return False
-
-
-def _bulk_agrees(program: Program, x: Any, value: Any, budget: int) -> bool:
-    """The value of the element-at-a-time evaluation equals the bulk one. Switching bulk evaluation
-    off for a moment is harmless to other threads: the element loop is only slower."""
-    saved = _arrays.VectorArrays.vectorised
-    _arrays.VectorArrays.vectorised = False
-    try:
-        loop = run_reference(program, x, numeric="float", budget=budget).value
-    except (EvalError, RecursionError, ValueError):
-        return False
-    finally:
-        _arrays.VectorArrays.vectorised = saved
-    a, b = flatten(value), flatten(loop)
-    return len(a) == len(b) and all(p == q for p, q in zip(a, b))
 
 
 def reason_kind(reason: str) -> str:

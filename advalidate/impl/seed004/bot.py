@@ -60,6 +60,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...lang import core as C
+from ...lang.deep import run_deep
 from ...lang.types import (
     BOOL,
     UNIT,
@@ -86,15 +87,27 @@ __all__ = ["BotUnsupported", "bulk_operation_transform", "real_work_in_builds"]
 class BotUnsupported(NotImplementedError):
     """The bot has no rule to remove a construct from a real-valued `build1` (seed 004 §5)."""
 
-    def __init__(self, construct: str, rule: str) -> None:
+    def __init__(self, construct: str, rule: str, unknown_call: bool = False) -> None:
         self.construct = construct
         self.rule = rule
+        self.unknown_call = unknown_call  # a call of a function the bot could not resolve
         super().__init__(f"bot (seed 004 §5): cannot vectorise {construct}: {rule}")
 
 
 def bulk_operation_transform(e: C.CExpr) -> C.CExpr:
     """`e` rewritten by the bot: the same value, no `build1` of reals, no real work in index functions."""
-    out = _Bot().walk(e)
+    bot = _Bot()
+    try:
+        out = run_deep(bot.walk, e)  # the walk recurses as deep as the program nests (long let chains)
+    except BotUnsupported as failed:
+        if not failed.unknown_call:
+            raise
+        # §5.2: a build calls a function parameter. Inline the calls of higher-order functions
+        # (specialising them to their function arguments), drop the definitions left unused, retry.
+        inlined = run_deep(bot.specialise, e)
+        if inlined is e:
+            raise
+        out = run_deep(_Bot(bot).walk, inlined)
     left = real_work_in_builds(out)
     if left:
         raise BotUnsupported(left[0], "the bot left real-valued work in a build (a missing rule)")
@@ -378,8 +391,8 @@ _INLINE_BUDGET = 200_000  # nodes copied by inlining, per transformation
 
 
 class _Bot:
-    def __init__(self) -> None:
-        self._counter = itertools.count()
+    def __init__(self, after: _Bot | None = None) -> None:
+        self._counter = itertools.count() if after is None else after._counter  # names stay unique
         self.ranges: dict[str, tuple[int, int]] = {}  # integer variables' intervals (names are unique)
         self.known: dict[str, C.CExpr] = {}  # let-bound functions: name -> function-valued expression
         self._fv: dict[int, tuple[C.CExpr, frozenset[str]]] = {}
@@ -440,6 +453,65 @@ class _Bot:
     def note_params(self, params: list[str], dims: tuple[int, ...]) -> None:
         for p, n in zip(params, dims, strict=False):
             self.ranges[p] = (0, n - 1)
+
+    # ---- §5.2's inlining pass, for higher-order functions ----
+    def specialise(self, e: C.CExpr) -> C.CExpr:
+        """`e` with every call of a known non-recursive function that takes a function argument
+        inlined (and then the calls its inlined body makes), and function definitions left unused
+        dropped: a build inside a higher-order function then sees the function it calls."""
+        known: dict[str, C.Lam] = {}
+        changed = False
+
+        def higher_order(f: C.Lam, n: int) -> bool:
+            t = prune(f.ty)
+            for _ in range(n):
+                if not isinstance(t, Arrow):
+                    return False
+                if isinstance(prune(t.dom), Arrow):
+                    return True
+                t = prune(t.cod)
+            return False
+
+        def go(x: C.CExpr) -> C.CExpr:
+            nonlocal changed
+            if isinstance(x, C.Let):
+                rhs = go(x.rhs)
+                if isinstance(rhs, C.Lam):
+                    known[x.name] = rhs
+                body = go(x.body)
+                if isinstance(rhs, C.Lam) and x.name not in self.fv(body):
+                    changed = True
+                    return body  # a function definition no longer used (defining one has no effect)
+                return C.Let(x.name, rhs, body, ty=x.ty)
+            if isinstance(x, C.LetRec):
+                fbody = go(x.fbody)
+                if x.name in self.fv(fbody):
+                    return dataclasses.replace(x, fbody=fbody, body=go(x.body))
+                known[x.name] = C.Lam(x.param, fbody, ty=x.fn_ty)
+                body = go(x.body)
+                if x.name not in self.fv(body):
+                    changed = True
+                    return body
+                return dataclasses.replace(x, fbody=fbody, body=body)
+            if isinstance(x, C.App):
+                args: list[C.CExpr] = []
+                head: C.CExpr = x
+                while isinstance(head, C.App):
+                    args.append(head.arg)
+                    head = head.fn
+                if isinstance(head, C.Var) and head.name in known and higher_order(known[head.name], len(args)):
+                    changed = True
+                    self.inlined += sum(1 for _ in _nodes(known[head.name]))
+                    if self.inlined > _INLINE_BUDGET:
+                        raise BotUnsupported("calls of higher-order functions", "the inlining budget is exhausted")
+                    out: C.CExpr = _rename(known[head.name], {}, self.fresh)
+                    for a in reversed(args):
+                        out = self.beta(out, a)
+                    return go(out)
+            return _rebuild(x, go)
+
+        out = go(e)
+        return out if changed else e
 
     # ---- the walk over the whole program ----
     def walk(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per form
@@ -1012,6 +1084,7 @@ class _Bot:
                 raise BotUnsupported(
                     f"a call of `{fn.name}` (recursive, or not a known function) inside a build1",
                     "no bulk form for a call of an unknown or recursive function (§5.2: inline it first)",
+                    unknown_call=True,
                 )
             self.inlined += sum(1 for _ in _nodes(known))
             if self.inlined > _INLINE_BUDGET:
