@@ -15,7 +15,7 @@ from .mutable import MutableStage
 from .naive import Naive
 from .parallel import ParallelStage
 from .seed004.compiled import CompiledStage
-from .seed004.dualarrays import DualArraysStage
+from .seed004.dualarrays import BotStage, DualArraysStage
 from .seed004.scalar import DeltaStage
 from .sparse import SparseStage
 from .staged import StagedStage
@@ -33,6 +33,8 @@ _BUILTIN: dict[str, Callable[[], Any]] = {
     # seed 004: array reverse AD
     "delta": DeltaStage,
     "dualarrays": DualArraysStage,
+    "bot": BotStage,
+    "compiled": CompiledStage,
 }
 
 

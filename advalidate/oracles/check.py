@@ -27,6 +27,7 @@ from ..lang.program import Program, run_reference
 from ..lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune
 from ..lang.values import Inl, Inr, check_value
 from .base import Oracle
+from .bot import BotOracle
 from .context import Context, engine_label
 from .cross import CrossOracle
 from .fd import FiniteDifferenceOracle
@@ -43,6 +44,7 @@ ORACLES: dict[str, Callable[[], Any]] = {
     "cross": CrossOracle,
     "once": OnceOracle,
     "linear": LinearOracle,
+    "bot": BotOracle,
 }
 DEFAULT_ORACLES = tuple(ORACLES)
 INPUT_ATTEMPTS = 10
