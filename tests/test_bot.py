@@ -290,6 +290,9 @@ def main (a : Array [4, 3] R) : Array [4, 3] R = build1 4 (\i -> axpy (sq (a ! [
 PAIRS = (
     r"""\(a : Array [4] R) -> build1 4 (\i -> let p = (a ! [i], 2.0 * a ! [i]) in let (u, v) = p in u * v + fst p)"""
 )
+SUMS = r"""\((a, c) : (Array [4] R, Z + R)) -> build1 4 (\i ->
+  let s = (if a ! [i] > 0.0 then inl (a ! [i], 2) else inr (log (1.5 + a ! [i]))) in
+  case s of { inl p -> fst p * real (snd p); inr v -> case c of { inl n -> v * real n; inr w -> sqrt (v * v + w) } })"""
 TRANSPOSE_RESHAPE = r"""\(a : Array [2, 3] R) ->
   build1 3 (\i -> sumOuter (tr [1, 0] (replicate 2 (reshape [3, 2] a ! [i])) ! [1]) + reshape [6] a ! [2 * i])"""
 
@@ -312,6 +315,7 @@ EXAMPLES = {
     "nested-if": (NESTED_IF, None),
     "functions": (FUNCTIONS, None),
     "pairs": (PAIRS, "[| 1.0, -2.0, 0.5, 3.0 |]"),
+    "sums": (SUMS, "([| 0.5, -1.0, 2.0, -0.25 |], inr 0.75)"),
     "tr-reshape": (TRANSPOSE_RESHAPE, "[| [| 1.0, 2.0, 3.0 |], [| 4.0, 5.0, 6.0 |] |]"),
 }
 
@@ -467,12 +471,12 @@ def main (a : Array [3] R) : Array [3] R = build1 3 (\i -> f i * a ! [i])""",
             "the list operation `foldl`",
         ),
         (
-            r"\((a, c) : (Array [3] R, R + R)) -> build1 3 (\i -> case (if a ! [i] > 0.0 then c else inr 1.0) of"
-            r" { inl u -> u; inr v -> v * a ! [i] })",
-            "a `case` on a sum that depends on the build index",
+            r"\((a, xs) : (Array [3] R, [R])) -> build1 3 (\i -> case (if a ! [i] > 0.0 then xs else []) of"
+            r" { [] -> 1.0; h :: t -> h * a ! [i] })",
+            "a `case` on a list that depends on the build index",
         ),
     ],
-    ids=["recursive-call", "unknown-function", "fold", "sum"],
+    ids=["recursive-call", "unknown-function", "fold", "list"],
 )
 def test_unsupported_constructs_raise_with_the_construct_and_missing_rule(src, needle):
     prog = adv.parse(src)

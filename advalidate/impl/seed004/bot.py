@@ -20,8 +20,10 @@ How it is organised
   with the index function `\\[i] -> ix` (Fig. 11 rules 1, 2), and of a dependent term a `gather` of
   the vectorised term with `i` prepended (Fig. 11 rules 3, 4, generalised to every normal form).
   Pairs are vectorised component-wise (a build of pairs is a pair of builds, the extension the paper
-  mentions in §3.2), and calls of known, non-recursive functions are inlined (§5.2, "single
-  expression": the bot needs the whole context).
+  mentions in §3.2); a build of sums is a tag vector with both payloads (zeros where absent), and
+  `case` on it is a strict conditional like `if` below; calls of known, non-recursive functions are
+  inlined (§5.2, "single expression": the bot needs the whole context). When a build calls a
+  function parameter, §5.2's inlining pass specialises the higher-order functions first.
 - `_Bot.push` realises Fig. 10: it pushes `index` into `let`, `cond`, element-wise operations,
   `sumOuter` (as a gather then a reduction), array literals, `replicate`, `tr`, `reshape`, `gather`.
 
@@ -34,21 +36,21 @@ over their dimension; `let`-bound integers and `+ - * div mod` are followed), or
 maps zeros to zero (`+`, `*`, `sin`, ...). Otherwise the index stays where it is: the result is
 still correct and still build-free, only less simplified.
 
-`if` (lazy) whose condition depends on the build index becomes the strict element-wise `cond` of
-§5.2 ("strict conditionals"): both branches are computed for every index. To keep the
-transformation semantics-preserving where a branch is partial (`log`, `sqrt`, `/`, `tan`, `exp`,
-`div`, `mod`), the arguments of those operations inside a branch are replaced by
+`if` (lazy) whose condition depends on the build index (and `case` on such a sum) becomes the
+strict element-wise `cond` of §5.2 ("strict conditionals"): both branches are computed for every
+index. To keep the transformation semantics-preserving where a branch is partial (`log`, `sqrt`,
+`/`, `tan`, `exp`, `div`, `mod`), the arguments of those operations inside a branch are replaced by
 a harmless value (1 or 0) where the branch is not taken, a mask carried down the branch (the
 "double `where`" trick): the branch not taken computes garbage that is never selected, never a
 domain error. A `build1` of size 0 becomes a constant (its body is never evaluated).
 
 What the bot cannot do raises `BotUnsupported` (a `NotImplementedError`) naming the construct and
 the rule that is missing: a call of a recursive or unknown function, a lambda that escapes, lists
-and sums that depend on the build index. A `build1` of integers or booleans that cannot be
-vectorised is left as it is when it computes nothing with reals (§5.1 allows integer index
-computations to stay). New binders get unique names (`x#b<n>`, `i#b<n>`), so the output keeps the
-core's invariant that every binder is bound once; every node made carries its `ty`, `shape` and
-`elem`.
+that depend on the build index (their length is dynamic: no regular array holds them). A `build1`
+of integers or booleans that cannot be vectorised is left as it is when it computes nothing with
+reals (§5.1 allows integer index computations to stay). New binders get unique names (`x#b<n>`,
+`i#b<n>`), so the output keeps the core's invariant that every binder is bound once; every node
+made carries its `ty`, `shape` and `elem`.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from ...lang.types import (
     Pair,
     R,
     Real,
+    Sum,
     Type,
     Unit,
     Z,
@@ -182,7 +185,8 @@ def _op_elem(op: str) -> str:
 
 
 def _lift_ty(t: Type, k: int) -> Type | None:
-    """The type of `build1 k (\\i -> t)` for a body of type t, with pairs of builds for pairs."""
+    """The type of `build1 k (\\i -> t)` for a body of type t: pairs of builds for pairs, and for sums
+    (other than Bool) a tag vector with both payloads."""
     t = prune(t)
     if isinstance(t, Array):
         return Array((k, *t.shape), t.elem)
@@ -190,10 +194,25 @@ def _lift_ty(t: Type, k: int) -> Type | None:
         return Array((k,), t)
     if isinstance(t, Unit):
         return t
-    if isinstance(t, Pair):
+    if isinstance(t, (Pair, Sum)):
         left, right = _lift_ty(t.left, k), _lift_ty(t.right, k)
-        return None if left is None or right is None else Pair(left, right)
+        if left is None or right is None:
+            return None
+        # a build of sums: the tag vector (true: inl) and both payloads (struct of arrays)
+        return Pair(left, right) if isinstance(t, Pair) else Pair(Array((k,), BOOL), Pair(left, right))
     return None
+
+
+def _zeros(t: Type) -> C.CExpr:
+    """A value of a lifted type made of zeros: the payload a vectorised sum holds where it is absent."""
+    t = prune(t)
+    if isinstance(t, Array):
+        elem = elem_kind(t.elem)
+        return _const_array(_ZERO[elem], t.shape, elem)
+    if isinstance(t, Unit):
+        return C.Const((), ty=UNIT)
+    assert isinstance(t, Pair), t
+    return C.PairC(_zeros(t.left), _zeros(t.right), ty=t)
 
 
 def _const(value: object, elem: str) -> C.Const:
@@ -785,8 +804,27 @@ class _Bot:
             left = self.replicate(C.Fst(v, ty=t.left), k)
             right = self.replicate(C.Snd(_copy_atom(v), ty=t.right), k)
             return _let(name, e, C.PairC(left, right, ty=Pair(left.ty, right.ty)))
+        lifted = _lift_ty(t, k)
+        if isinstance(t, Sum) and lifted is not None:
+            # replicate of a sum: its tag and payload replicated, the other payload zeros
+            payloads = prune(prune(lifted).right)
+            if isinstance(e, (C.Inl, C.Inr)):
+                left = isinstance(e, C.Inl)
+                arg = self.replicate(e.arg, k)
+                parts = (arg, _zeros(payloads.right)) if left else (_zeros(payloads.left), arg)
+                return C.PairC(_const_array(left, (k,), "Bool"), C.PairC(*parts, ty=payloads), ty=lifted)
+            name, ln, rn = self.fresh("s"), self.fresh("l"), self.fresh("r")
+            lrep, rrep = self.replicate(_var(ln, t.left), k), self.replicate(_var(rn, t.right), k)
+            lb = C.PairC(
+                _const_array(True, (k,), "Bool"), C.PairC(lrep, _zeros(payloads.right), ty=payloads), ty=lifted
+            )
+            rb = C.PairC(
+                _const_array(False, (k,), "Bool"), C.PairC(_zeros(payloads.left), rrep, ty=payloads), ty=lifted
+            )
+            return _let(name, e, C.Case(_var(name, t), ln, lb, rn, rb, ty=lifted))
         raise BotUnsupported(
-            f"a value of type {t} in a build1 body", "only R, Z, Bool, arrays and pairs of them have a build1"
+            f"a value of type {t} in a build1 body",
+            "only R, Z, Bool, arrays, pairs and sums of them have a build1",
         )
 
     def iota(self, k: int) -> C.CExpr:
@@ -831,40 +869,57 @@ class _Bot:
     def _v_If(self, e: C.If, cx: _Ctx) -> C.CExpr:
         if not self.depends(e.cond, cx) and (cx.mask is None or _total(e.cond)):
             return C.If(e.cond, self.vec(e.then, cx), self.vec(e.orelse, cx), ty=_lift_ty(e.ty, cx.k))
-        lifted = _lift_ty(e.ty, cx.k)
-        if lifted is None:
-            raise BotUnsupported(
-                f"an `if` of type {prune(e.ty)} whose condition depends on the build index",
-                "§5.2's strict cond selects between R, Z, Bool, arrays and pairs of them only",
-            )
-        # build1 k (\i -> if b then u else v) ~> cond (build1 k b) (build1 k u) (build1 k v) (§5.2),
-        # each branch computed under the mask of the indices that take it.
-        k = cx.k
-        bty = _aty((k,), "Bool")
+        # build1 k (\i -> if b then u else v) ~> cond (build1 k b) (build1 k u) (build1 k v) (§5.2)
+        lifted = self.lifted_or_raise(e.ty, cx, "an `if`", "whose condition depends on the build index")
         m = self.fresh("m")
         binds: list[tuple[str, C.CExpr]] = [(m, self.vec(e.cond, cx))]
+        return self.strict(m, binds, lambda c: self.vec(e.then, c), lambda c: self.vec(e.orelse, c), lifted, cx)
+
+    def lifted_or_raise(self, ty: Type, cx: _Ctx, what: str, why: str) -> Type:
+        lifted = _lift_ty(ty, cx.k)
+        if lifted is None:
+            raise BotUnsupported(
+                f"{what} of type {prune(ty)} {why}",
+                "§5.2's strict cond selects between R, Z, Bool, arrays, pairs and sums of them only",
+            )
+        return lifted
+
+    def strict(self, m: str, binds: list, then_fn, else_fn, lifted: Type, cx: _Ctx) -> C.CExpr:
+        """Both branches vectorised, each under the mask of the indices that take it (the tag vector
+        bound to `m` by `binds`), then selected element-wise: §5.2's strict conditional."""
+        k = cx.k
+        bty = _aty((k,), "Bool")
         mv = _var(m, bty)
-        false, true = _const_array(False, (k,), "Bool"), _const_array(True, (k,), "Bool")
         if cx.mask is None:
             mt: C.CExpr = _copy_atom(mv)
-            mf = _arr_op("cond", [_copy_atom(mv), false, true], (), (k,), "Bool")
+            mf = _arr_op(
+                "cond",
+                [_copy_atom(mv), _const_array(False, (k,), "Bool"), _const_array(True, (k,), "Bool")],
+                (),
+                (k,),
+                "Bool",
+            )
         else:
-            mt = _arr_op("cond", [_copy_atom(mv), _copy_atom(cx.mask), false], (), (k,), "Bool")
+            mt = _arr_op(
+                "cond", [_copy_atom(mv), _copy_atom(cx.mask), _const_array(False, (k,), "Bool")], (), (k,), "Bool"
+            )
             mf = _arr_op(
                 "cond", [_copy_atom(mv), _const_array(False, (k,), "Bool"), _copy_atom(cx.mask)], (), (k,), "Bool"
             )
-        names = []
+        names, masks = [], set()
+        binds = list(binds)
         for base, rhs in (("mt", mt), ("mf", mf)):
             if isinstance(rhs, C.Var):
                 names.append(rhs)
                 continue
             n = self.fresh(base)
             binds.append((n, rhs))
+            masks.add(n)
             names.append(_var(n, bty))
-        then = self.vec(e.then, dataclasses.replace(cx, mask=names[0]))
-        orelse = self.vec(e.orelse, dataclasses.replace(cx, mask=names[1]))
+        then = then_fn(dataclasses.replace(cx, mask=names[0]))
+        orelse = else_fn(dataclasses.replace(cx, mask=names[1]))
         used = self.fv(then) | self.fv(orelse)
-        binds = [b for b in binds if b[0] == m or b[0] in used]  # a mask no partial operation needed
+        binds = [b for b in binds if b[0] not in masks or b[0] in used]  # masks no partial operation needed
         return _lets(binds, self.select(mv, then, orelse, lifted))
 
     def select(self, m: C.Var, a: C.CExpr, b: C.CExpr, ty: Type) -> C.CExpr:
@@ -1046,12 +1101,40 @@ class _Bot:
         return _lets(binds, out)
 
     def _v_Case(self, e: C.Case, cx: _Ctx) -> C.CExpr:
-        if self.depends(e.scrut, cx) or (cx.mask is not None and not _total(e.scrut)):
-            raise BotUnsupported(
-                "a `case` on a sum that depends on the build index", "sums are not in the core language of §3.2"
-            )
-        lb, rb = self.vec(e.lbody, cx), self.vec(e.rbody, cx)
-        return dataclasses.replace(e, lbody=lb, rbody=rb, ty=lb.ty)
+        if not self.depends(e.scrut, cx) and (cx.mask is None or _total(e.scrut)):
+            lb, rb = self.vec(e.lbody, cx), self.vec(e.rbody, cx)
+            return dataclasses.replace(e, lbody=lb, rbody=rb, ty=lb.ty)
+        # A build of sums is its tag vector and both payloads (struct of arrays); `case` becomes the
+        # strict conditional on the tag, each alternative reading its payload (zeros where absent).
+        lifted = self.lifted_or_raise(e.ty, cx, "a `case`", "on a sum that depends on the build index")
+        st = prune(self.lifted_or_raise(e.scrut.ty, cx, "a `case` scrutinee", "that depends on the build index"))
+        assert isinstance(st, Pair) and isinstance(prune(st.right), Pair)
+        payloads = prune(st.right)
+        sv, m, ln, rn = self.fresh("sum"), self.fresh("tag"), self.fresh(e.lname), self.fresh(e.rname)
+        s = _var(sv, st)
+        binds: list[tuple[str, C.CExpr]] = [
+            (sv, self.vec(e.scrut, cx)),
+            (m, C.Fst(s, ty=st.left)),
+            (ln, C.Fst(C.Snd(_copy_atom(s), ty=payloads), ty=payloads.left)),
+            (rn, C.Snd(C.Snd(_copy_atom(s), ty=payloads), ty=payloads.right)),
+        ]
+        lcx = cx.with_dep(e.lname, _var(ln, payloads.left))
+        rcx = cx.with_dep(e.rname, _var(rn, payloads.right))
+        then_fn = lambda c: self.vec(e.lbody, dataclasses.replace(c, dep=lcx.dep))  # noqa: E731
+        else_fn = lambda c: self.vec(e.rbody, dataclasses.replace(c, dep=rcx.dep))  # noqa: E731
+        return self.strict(m, binds, then_fn, else_fn, lifted, cx)
+
+    def _v_Inl(self, e: C.Inl | C.Inr, cx: _Ctx) -> C.CExpr:
+        lifted = prune(self.lifted_or_raise(e.ty, cx, "an injection", "that depends on the build index"))
+        assert isinstance(lifted, Pair)
+        payloads = prune(lifted.right)
+        left = isinstance(e, C.Inl)
+        arg = self.vec(e.arg, cx)
+        tag = _const_array(left, (cx.k,), "Bool")
+        parts = (arg, _zeros(payloads.right)) if left else (_zeros(payloads.left), arg)
+        return C.PairC(tag, C.PairC(*parts, ty=payloads), ty=lifted)
+
+    _v_Inr = _v_Inl
 
     def _v_ListCase(self, e: C.ListCase, cx: _Ctx) -> C.CExpr:
         if self.depends(e.scrut, cx) or (cx.mask is not None and not _total(e.scrut)):
