@@ -1,6 +1,6 @@
 """One test per out-of-range rule and per repeated-index case of the array language (issue #13), each
 with its value and its gradient derived by hand in the comment above it, checked on the
-element-at-a-time engines (tape, mutable, parallel, forward).
+element-at-a-time engines (tape, mutable, parallel, forward) and on `to_python(..., xp=NUMPY)`.
 
 The rules (seed 004 §3.3 plus the issue's total semantics): a gather or an index outside the array
 reads 0 (and so passes no derivative back); a scatter target outside the result is dropped;
@@ -13,10 +13,13 @@ Each gradient is written for a cotangent `dy` of the output, as a function of `x
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 import advalidate as adv
+from advalidate.lang.xp import NUMPY
 
 ENGINES = ["tape", "mutable", "parallel", "forward"]
 
@@ -171,3 +174,20 @@ def test_gradient(name, engine):
     got, expected = np.asarray(back(dy), dtype=float), np.asarray(expected, dtype=float)
     assert got.shape == expected.shape
     assert np.allclose(got, expected, rtol=1e-12, atol=0), (got, expected)
+
+
+def plain_ops():
+    import math
+    import operator
+
+    unary = {u: getattr(math, u) for u in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")}
+    return SimpleNamespace(
+        const=float, real=float, neg=operator.neg, add=operator.add, sub=operator.sub, mul=operator.mul,
+        div=operator.truediv, lt=operator.lt, le=operator.le, gt=operator.gt, ge=operator.ge, **unary,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_xp_numpy_value(name):
+    prog, x, want, _ = case(name)
+    assert np.asarray(adv.to_python(prog, plain_ops(), xp=NUMPY)(x)).tolist() == want

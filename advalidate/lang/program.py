@@ -25,6 +25,7 @@ from .parser import parse_module
 from .typecheck import typecheck_program
 from .types import Array, Type, any_part
 from .values import check_value, convert
+from .xp import XpArrays, convert_xp
 
 DEFAULT_BUDGET = 10_000_000
 REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "real")
@@ -138,20 +139,33 @@ def evaluate(
     return run_reference(prog, x, numeric, budget, dps).value
 
 
-def to_python(prog: Program, ops: Any, budget: int | None = None) -> Callable[[Any], Any]:
+def to_python(prog: Program, ops: Any, budget: int | None = None, *, xp: Any = None) -> Callable[[Any], Any]:
     """A plain Python callable `f(x)` with every real operation routed through `ops`.
 
     Reals in `x` are passed to the program as they are (wrap them first if `ops` needs its own
     number objects); integers, booleans, tuples, lists and Inl/Inr are plain Python values.
     Comparisons must return a bool. Recursion as deep as the program needs is supported.
+
+    Without `xp`, arrays are numpy arrays of `ops`' reals and every element operation goes through
+    `ops`. With `xp` (an array namespace, `advalidate.lang.xp.ArrayNamespace`; `xp.NUMPY` is plain
+    numpy), arrays of reals are `xp` arrays and the program's array operations are `xp`'s whole-array
+    operations (see `advalidate.lang.xp`); arrays of reals in `x` are passed as they are.
     """
     steps = Budget(budget)
-    fn = run_deep(lambda: Compiler(numeric_prims(ops), steps).compile_program(prog.core))
+    prims = numeric_prims(ops)
+    if xp is None:
+        convert_in = lambda v, t: convert(v, t, _identity, internal=True)  # noqa: E731
+        convert_out = lambda v, t: convert(v, t, _identity, internal=False)  # noqa: E731
+    else:
+        prims["arrays"] = XpArrays(ops, xp)
+        convert_in = lambda v, t: convert_xp(v, t, internal=True)  # noqa: E731
+        convert_out = lambda v, t: convert_xp(v, t, internal=False)  # noqa: E731
+    fn = run_deep(lambda: Compiler(prims, steps).compile_program(prog.core))
     din, dout = prog.input_type, prog.output_type
 
     def f(x: Any) -> Any:
         def go() -> Any:
-            return convert(fn(convert(x, din, _identity, internal=True)), dout, _identity, internal=False)
+            return convert_out(fn(convert_in(x, din)), dout)
 
         steps.reset()  # the budget is per call
         return run_deep(go)
