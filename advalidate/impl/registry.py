@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -74,8 +76,35 @@ def engine_names() -> list[str]:
     return list(_BUILTIN)
 
 
+def is_builtin(name: str) -> bool:
+    """A name `engine` resolves without importing anything from outside advalidate (adapters too)."""
+    return name in _BUILTIN or name in _ADAPTERS
+
+
+def is_plugin_spec(name: str) -> bool:
+    """Whether `name` asks for a plug-in engine (`module:attr`) rather than a built-in one."""
+    return ":" in name and not is_builtin(name)
+
+
+#: `module:attr`: dotted Python identifiers on both sides.
+_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def valid_spec(spec: str) -> bool:
+    """Whether `spec` has the form `module:attr` (dotted identifiers), e.g. `mypkg.ad:Engine`."""
+    return _SPEC.fullmatch(spec) is not None
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    """The hint " (did you mean 'x'?)" for a misspelt name, or ""."""
+    close = difflib.get_close_matches(name, choices, n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
 def engine(name: str) -> Any:
-    """A built-in engine by name, or a plug-in given as `module:attr`."""
+    """A built-in engine by name, an adapter, or a plug-in given as `module:attr`."""
     if name in _BUILTIN:
         return _BUILTIN[name]()
     if name in _ADAPTERS:
@@ -83,24 +112,53 @@ def engine(name: str) -> Any:
     if ":" in name:
         return load_engine(name)
     raise EngineError(
-        f"unknown engine {name!r}; built-in engines: {', '.join(_BUILTIN)}; adapters: {', '.join(_ADAPTERS)}; "
-        "or give module:attr"
+        f"unknown engine {name!r}{suggest(name, [*_BUILTIN, *_ADAPTERS])}; built-in engines: {', '.join(_BUILTIN)}; "
+        f"adapters: {', '.join(_ADAPTERS)}; or give module:attr"
     )
 
 
+def is_engine(obj: Any) -> bool:
+    """The plug-in protocol: a `name` and a callable `vjp`."""
+    return hasattr(obj, "name") and callable(getattr(obj, "vjp", None))
+
+
+ENGINE_PROTOCOL = "an engine object (or class) with a `name` and a `vjp(prog, x, numeric)` method"
+
+
 def load_engine(spec: str) -> Any:
-    """Load a plug-in engine object (or a zero-argument factory of one) from `module:attr`."""
+    """Load a plug-in engine from `module:attr`: an engine object, or an engine class (instantiated).
+
+    Nothing else is called: an attribute that is neither (a function such as `builtins:exit` or
+    `os:system`, a class without `vjp`) is refused before it can run. Every failure, whatever the
+    plug-in module raises while it is imported, is an `EngineError` with one readable message.
+    """
+    if not valid_spec(spec):
+        raise EngineError(f"bad engine {spec!r}: expected module:attr, e.g. mypkg.ad:Engine")
     module_name, _, attr = spec.partition(":")
+    fail = f"cannot load engine {spec!r}: "
     try:
         obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise EngineError(f"cannot load engine {spec!r}: {exc}") from None
-    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "vjp")):
-        obj = obj()
-    if not hasattr(obj, "vjp") or not hasattr(obj, "name"):
-        raise EngineError(f"{spec!r} is not an engine: it needs a `name` and a `vjp(prog, x, numeric)` method")
+    except SyntaxError as exc:
+        raise EngineError(f"{fail}syntax error in {module_name} (line {exc.lineno}): {exc.msg}") from None
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name or (exc.name and module_name.startswith(exc.name + ".")):
+            raise EngineError(f"{fail}no module named {exc.name!r}") from None
+        raise EngineError(f"{fail}importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:  # noqa: BLE001 - a plug-in may raise anything (SystemExit too) at import
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise EngineError(f"{fail}importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise EngineError(f"{fail}{getattr(obj, '__name__', module_name)} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, type) and is_engine(obj):
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise EngineError(f"{fail}{attr}() raised {type(exc).__name__}: {exc}") from None
+    if isinstance(obj, type) or not is_engine(obj):
+        raise EngineError(f"{spec!r} is not an engine: it needs to name {ENGINE_PROTOCOL}")
     return obj
 
 

@@ -28,7 +28,7 @@ class BotOracle(Oracle):
     smooth = False  # a value check: valid at kinks too
 
     def _verdict(self, ctx: Context, run: EngineRun) -> Verdict:
-        if getattr(run.eng, "name", None) != "bot":
+        if getattr(run.engine, "name", None) != "bot":
             return self.inconclusive(run, "not applicable: the bot oracle checks the bulk-operation transformation")
         if ctx.ref is None:
             return self.inconclusive(run, ctx.ref_error or "no reference value")
