@@ -14,6 +14,20 @@ hundredth of the tolerance, otherwise the verdict is inconclusive.
 If the branch path at any x ± h v differs from the path at x, or the program leaves its domain
 there, the verdict is inconclusive, never fail. On a mismatch, programs with at most
 `POSITIONS_MAX` input reals get one finite difference per input real to name the positions.
+
+Arrays (seed 004 §3) are differentiated the same way, as a dot-product test at high precision and
+never as a full Jacobian: x, v and dy are flat vectors of elements (`flatten`, row-major), the
+reference interpreter evaluates the program in bulk at numeric="mp" (object arrays of mpmath
+numbers), and the paths compared are its paths (one entry per comparison operation, the same
+structure at every point since the program is the same). The choices of `maxOuter`, `minOuter`
+and `scatterMax` are not in the path; a point where they tie exactly, or within 1e-30 (relative)
+in mp, is inconclusive by `min_margin` before any difference is taken. A closer call that flips
+within the step is a kink inside [-h, h]: φ is then piecewise smooth with a jump s in slope at
+some t0, and the central difference D(u) picks up a term s·(1 - t0/u)/2 or s·t0/(2u), not a
+power series in u, so the gap between the two extrapolation levels is of the same order as the
+error unless t0 sits within about tol/s of one special point, and the verdict is inconclusive
+("not accurate enough"). Tests sweep ties from 1e-10 to 1e-28 apart and see pass or
+inconclusive, never fail.
 """
 
 from __future__ import annotations
