@@ -38,6 +38,10 @@ class Chooser:
         """An integer in [lo, hi] (lo is the simplest), used for literals and input values."""
         raise NotImplementedError
 
+    def side_flip(self, num: int, den: int) -> bool:
+        """A `flip` that may come from a stream of its own (see `RandomChooser.side`)."""
+        return self.flip(num, den)
+
 
 def _bucket(weights: Sequence[int], r: int) -> int:
     for i, w in enumerate(weights):
@@ -48,12 +52,22 @@ def _bucket(weights: Sequence[int], r: int) -> int:
 
 
 class RandomChooser(Chooser):
-    """Choices from `random.Random(seed)`: deterministic for a seed on every platform."""
+    """Choices from `random.Random(seed)`: deterministic for a seed on every platform.
 
-    __slots__ = ("rng",)
+    `side`, when set, is a second stream for `side_flip`: a decision drawn from it (whether a
+    program has arrays) leaves the main stream, and so the rest of the program, as it was.
+    """
+
+    __slots__ = ("rng", "side")
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        self.side: random.Random | None = None
+
+    def side_flip(self, num: int, den: int) -> bool:
+        if self.side is None:
+            return self.flip(num, den)
+        return self.side.randrange(den) < num
 
     def pick(self, weights: Sequence[int]) -> int:
         total = sum(weights)

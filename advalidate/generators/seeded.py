@@ -65,6 +65,7 @@ def generate(
     for attempt in range(max(1, max_attempts)):
         ch = RandomChooser(0)
         ch.rng = subseed(seed, attempt)
+        ch.side = random.Random(f"advalidate-gen-arrays:{int(seed)}:{attempt}")
         built = build(ch, size, features)
         prog = to_program(built, filename=f"<seed {seed}>")
         case = GeneratedCase(seed, built.target_size, built.features, prog, built.input, attempt + 1, None, built)
