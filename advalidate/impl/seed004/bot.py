@@ -293,6 +293,19 @@ def _copy_atom(e: C.CExpr) -> C.CExpr:
     return C.Const(e.value, ty=e.ty, deriv=e.deriv)
 
 
+def _iop(op: str, a: C.CExpr, b: C.CExpr) -> C.CExpr:
+    """An integer primitive on an expression and a literal divisor / factor / addend, folded where
+    the result is known (both literals, `* 1`, `+ 0`, `div 1`)."""
+    if isinstance(a, C.Const) and isinstance(b, C.Const):
+        x, y = a.value, b.value
+        return _iconst({"iadd": x + y, "imul": x * y, "idiv": x // y if y else 0, "imod": x % y if y else 0}[op])
+    if isinstance(b, C.Const) and (b.value, op) in ((0, "iadd"), (1, "imul"), (1, "idiv")):
+        return a
+    if isinstance(a, C.Const) and (a.value, op) == (0, "iadd"):
+        return b
+    return C.Op(op, [a, b], ty=Z)
+
+
 def _idx(arr: C.CExpr, idxs: list[C.CExpr]) -> C.CExpr:
     """`arr ! idxs`, merging `(a ! u) ! v` into `a ! (u ++ v)` (Fig. 10, rule 2)."""
     if not idxs:
@@ -701,22 +714,17 @@ class _Bot:
         v = self.bind_ix(ix, binds)
         lin: C.CExpr = _iconst(0)
         for d, c in enumerate(v):
-            stride = math.prod(sh[d + 1 :])
-            term = _copy_atom(c) if stride == 1 else C.Op("imul", [_copy_atom(c), _iconst(stride)], ty=Z)
-            lin = term if d == 0 else C.Op("iadd", [lin, term], ty=Z)
-        name = self.fresh("lin")
-        self.note(name, lin)
-        binds.append((name, lin))
+            lin = _iop("iadd", lin, _iop("imul", _copy_atom(c), _iconst(math.prod(sh[d + 1 :]))))
+        if not isinstance(lin, C.Const):
+            name = self.fresh("lin")
+            self.note(name, lin)
+            binds.append((name, lin))
+            lin = _var(name, Z)
         src = _shape(t)
         w: list[C.CExpr] = []
         for d, n in enumerate(src):
-            stride = math.prod(src[d + 1 :])
-            x: C.CExpr = _var(name, Z)
-            if stride != 1:
-                x = C.Op("idiv", [x, _iconst(stride)], ty=Z)
-            if d > 0:
-                x = C.Op("imod", [x, _iconst(n)], ty=Z)
-            w.append(x)
+            x = _iop("idiv", _copy_atom(lin), _iconst(math.prod(src[d + 1 :])))
+            w.append(x if d == 0 else _iop("imod", x, _iconst(n)))
         return _lets(binds, self.push(t, w))
 
     def push_gather(self, a: C.Gather, ix: list[C.CExpr]) -> C.CExpr:
@@ -871,8 +879,9 @@ class _Bot:
             return C.If(e.cond, self.vec(e.then, cx), self.vec(e.orelse, cx), ty=_lift_ty(e.ty, cx.k))
         # build1 k (\i -> if b then u else v) ~> cond (build1 k b) (build1 k u) (build1 k v) (§5.2)
         lifted = self.lifted_or_raise(e.ty, cx, "an `if`", "whose condition depends on the build index")
-        m = self.fresh("m")
-        binds: list[tuple[str, C.CExpr]] = [(m, self.vec(e.cond, cx))]
+        cond = self.vec(e.cond, cx)
+        m = cond.name if isinstance(cond, C.Var) else self.fresh("m")
+        binds: list[tuple[str, C.CExpr]] = [] if isinstance(cond, C.Var) else [(m, cond)]
         return self.strict(m, binds, lambda c: self.vec(e.then, c), lambda c: self.vec(e.orelse, c), lifted, cx)
 
     def lifted_or_raise(self, ty: Type, cx: _Ctx, what: str, why: str) -> Type:
