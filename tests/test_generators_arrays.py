@@ -16,14 +16,17 @@ import pytest
 from hypothesis import given
 
 import advalidate as adv
+from advalidate.fuzz import shrink as S
 from advalidate.generators import FEATURES, generate, program_inputs, programs, well_behaved
 from advalidate.generators import build as build_mod
-from advalidate.generators.analysis import ARRAY_CONSTRUCTS, constructs, index_maps
+from advalidate.generators.analysis import ARRAY_CONSTRUCTS, constructs, index_maps, walk
 from advalidate.generators.behaved import reason_kind
 from advalidate.generators.build import draw_array
 from advalidate.generators.choosers import RandomChooser
 from advalidate.generators.families import ALL_FAMILIES, ARRAY_FAMILIES, FAMILIES
 from advalidate.generators.stats import collect
+from advalidate.lang import ast as A
+from advalidate.lang.pretty import pretty_expr
 from advalidate.lang.program import run_reference
 from advalidate.lang.types import Array, R, Z
 from advalidate.lang.values import check_value, flatten, show_value
@@ -277,3 +280,112 @@ def test_array_family_gradients(name: str) -> None:
         if engine in ("tape", "mutable"):  # linear reverse pass (seed 000 §3) at n = 3
             s = back.stats
             assert s["reverse_cost"] <= 12 * (s["primal_ops"] + s["input_size"] + s["output_size"]), s
+
+
+# ---- shrinking array programs --------------------------------------------------------------------
+
+
+class BrokenScatter:
+    """A planted AD bug: the reverse pass of `scatter` treats it as `scatterMax` (repeated targets
+    then get the cotangent of the largest contribution only, instead of each its own)."""
+
+    name = "broken-scatter"
+
+    def vjp(self, prog: adv.Program, x: object, numeric: str = "float") -> tuple:
+        from advalidate.fuzz.shrink import clone
+        from advalidate.lang.program import program_of_module
+
+        y, _ = adv.engine("tape").vjp(prog, x, numeric=numeric)
+        m = clone(prog.module)
+        stack: list = [m.expr] if m.expr is not None else [d.body for d in m.defs]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, A.Gather) and e.kind == "scatter":
+                e.kind = "scatterMax"
+            stack.extend(A.children(e))
+        _, back = adv.engine("tape").vjp(program_of_module(m), x, numeric=numeric)
+        return y, back
+
+
+def _planted(min_size: int) -> tuple[adv.Program, object, object]:
+    from advalidate.oracles import check
+
+    eng = BrokenScatter()
+
+    def fails(p: adv.Program, cx: object) -> bool:
+        return check(p, cx, engines=[eng], oracles=["fd"], seed=3).verdicts[0].status == "fail"
+
+    for seed in range(400):
+        case = generate(seed, 60, ARRAY_MIX)
+        if case.program.size() >= min_size and "scatter" in case.text and fails(case.program, case.input):
+            return case.program, case.input, fails
+    raise AssertionError("no planted failure found")  # pragma: no cover
+
+
+def test_shrinker_reduces_a_planted_failing_array_program() -> None:
+    prog, x, fails = _planted(40)
+    judged: list[tuple[adv.Program, object]] = []
+
+    def judge(p: adv.Program, cx: object) -> bool:
+        judged.append((p, cx))
+        return fails(p, cx)
+
+    res = S.shrink(prog.module, x, judge, budget=60)
+    assert res.fixpoint and fails(res.program, res.x)
+    assert res.nodes_after <= 8 < res.nodes_before, (res.nodes_before, res.text)
+    assert adv.parse(res.text).module == res.program.module
+    # the bug's construct is what is left: a scatter sending two positions to one target
+    maps = index_maps(res.program)
+    assert any(m.kind == "scatter" and m.repeated for m in maps), res.text
+    assert len(flatten(res.x)) <= 3 and len(flatten(res.x)) < len(flatten(x)), res.input_text
+    for p, cx in judged:  # every candidate type-checks again and is well-behaved at its input
+        assert adv.parse(adv.pretty(p)).input_type == p.input_type
+        check_value(cx, p.input_type)
+        assert well_behaved(p, cx)[0]
+
+
+def test_shrinker_shrinks_shapes_and_drops_dimensions() -> None:
+    src = r"""\((a, b, x) : (Array [3, 4] R, Array [4, 2] R, R)) ->
+      let c = build [3, 2] (\[i, j] -> sumOuter (build1 4 (\p -> a ! [i, p] * b ! [p, j]))) in
+      sumOuter (sumOuter (c * c)) + x * maxOuter (reshape [12] a)"""
+    prog = adv.parse(src)
+    rng = np.random.default_rng(0)
+    x = (np.round(rng.uniform(-2, 2, (3, 4)), 4), (np.round(rng.uniform(-2, 2, (4, 2)), 4), 0.731))
+
+    def fails(p: adv.Program, cx: object) -> bool:  # "a product of two reads of arrays in a build"
+        if "build" not in constructs(p) or adv.pretty(p).count("!") < 2:
+            return False
+        _, back = adv.engine("tape").vjp(p, cx)
+        return sum(abs(g) > 1e-9 for g in flatten(back(1.0))) >= 2
+
+    assert fails(prog, x)
+    res = S.shrink(prog.module, x, fails, budget=60)
+    assert res.fixpoint and fails(res.program, res.x)
+    arrays = [t for t in _leaf_types(res.program.input_type) if isinstance(t, Array)]
+    assert arrays and all(len(t.shape) == 1 and t.shape[0] <= 2 for t in arrays), res.text  # rank 2 -> 1
+    assert all(k <= 2 for e in walk(res.program.expr) if isinstance(e, A.Build) for k in e.shape), res.text
+    assert len(flatten(res.x)) <= 3, res.input_text
+
+
+def _leaf_types(t: object) -> list:
+    from advalidate.lang.types import Pair
+
+    return _leaf_types(t.left) + _leaf_types(t.right) if isinstance(t, Pair) else [t]
+
+
+def test_array_substitution_respects_index_parameters() -> None:
+    e = adv.parse(r"\(a : Array [3] R) -> let v = a ! [0] in build1 3 (\i -> v * a ! [i])").expr
+    let = e.body
+    out = S.substitute(let.body, "v", let.rhs)
+    assert pretty_expr(out) == r"build1 3 (\i -> a ! [0] * a ! [i])"
+    e2 = adv.parse(r"\((a, i) : (Array [3] R, Z)) -> let v = a ! [i] in build1 3 (\i -> v)").expr
+    with pytest.raises(S._Capture):  # the build's `i` would capture the outer `i`
+        S.substitute(e2.body.body, "v", e2.body.rhs)
+
+
+def test_array_input_candidates() -> None:
+    x = (np.array([1.2345, -0.5678]), np.array([3, 5], dtype=np.int64))
+    cands = list(S.input_candidates(x))
+    assert any(np.array_equal(c[0], [1.2, -0.6]) for c in cands)
+    assert any(np.array_equal(c[1], [0, 0]) for c in cands)
+    assert S.value_measure(cands[0]) < S.value_measure(x)

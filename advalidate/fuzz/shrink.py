@@ -22,7 +22,8 @@ Reductions, tried at each position of the tree from the root down (big cuts firs
 and on the input: drop the components the program does not use, narrowing the parameter's pattern,
 type and value together (a pair-typed parameter used only through `fst` / `snd` is split, so
 `\\(p1 : (R, R)) -> sin (fst p1)` becomes `\\(x : R) -> sin x`: `input_type_candidates`), then
-shorten lists, move integers towards 0 and reals towards `1.0`.
+shorten lists, move integers towards 0 and reals towards `1.0`. Array programs get the passes of
+`shrink_arrays` too (smaller shapes, fewer dimensions, simpler index functions and input arrays).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
 from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
 from ..lang.values import Inl, Inr, check_value, nodes, show_value
+from . import shrink_arrays as _arrays
 
 Path = tuple[tuple[str, int | None], ...]
 FailsFn = Callable[[Program, Any], bool]
@@ -75,7 +77,7 @@ def value_measure(v: Any) -> tuple[int, int]:
     size = cx = 0
     for x in nodes(v):
         size += 1
-        if isinstance(x, (tuple, list, Inl, Inr)):
+        if isinstance(x, (tuple, list, Inl, Inr, _arrays.ARRAY_VALUE)):
             continue
         if isinstance(x, bool):
             cx += int(x)
@@ -89,6 +91,7 @@ def value_measure(v: Any) -> tuple[int, int]:
 def literal_complexity(m: A.Module) -> int:
     cx = 0
     for e in _all_exprs(m):
+        cx += _arrays.static_complexity(e)
         if isinstance(e, A.RealLit):
             cx += real_complexity(e.value)
         elif isinstance(e, A.IntLit):
@@ -225,6 +228,8 @@ def substitute(e: A.Expr, name: str, rhs: A.Expr) -> A.Expr:
                     body = go(body)
                 alts.append(A.Alt(alt.kind, alt.pats, body, span=alt.span))
             return A.Case(go(e.scrut), alts, span=e.span)
+        if isinstance(e, _arrays.BINDERS):
+            return _arrays.substitute_binder(e, name, fv, go, _Capture)
         return _rebuild(e, go)
 
     return go(e)
@@ -232,6 +237,8 @@ def substitute(e: A.Expr, name: str, rhs: A.Expr) -> A.Expr:
 
 def _rebuild(e: A.Expr, f: Callable[[A.Expr], A.Expr]) -> A.Expr:
     """A shallow copy of a binder-free node with `f` applied to its children."""
+    if isinstance(e, _arrays.ARRAY_NODES):
+        return _arrays.rebuild(e, f)
     if isinstance(e, A.PairE):
         return A.PairE(f(e.left), f(e.right), span=e.span)
     if isinstance(e, A.Par):
@@ -313,6 +320,8 @@ def _walk(e: A.Expr, path: Path, env: dict[str, Type], out: list[Position]) -> N
             for p in alt.pats:
                 _bind(p, inner)
             _walk(alt.body, path + (("alts", k), ("body", None)), inner, out)
+    elif isinstance(e, _arrays.BINDERS):
+        _arrays.walk(e, path, env, out, _walk)
     else:
         for attr, idx, child in _child_slots(e):
             _walk(child, path + ((attr, idx),), env, out)
@@ -331,6 +340,8 @@ def _child_slots(e: A.Expr) -> list[tuple[str, int | None, A.Expr]]:
         return [("cond", None, e.cond), ("then", None, e.then), ("orelse", None, e.orelse)]
     if isinstance(e, A.Neg):
         return [("arg", None, e.arg)]
+    if isinstance(e, _arrays.ARRAY_NODES):
+        return _arrays.child_slots(e)
     return []
 
 
@@ -467,6 +478,7 @@ def _node_candidates(m: A.Module, pos: Position) -> Iterator[A.Module]:  # noqa:
         for v in (float(round(e.value)), round(e.value, 1)):
             if v > 0 and v != e.value:
                 yield replace_at(m, path, A.RealLit(v))
+    yield from _arrays.node_candidates(m, pos, replace_at)
 
 
 def _spine(e: A.Expr) -> tuple[A.Expr, list[A.Expr]]:
@@ -531,6 +543,7 @@ def unfold_application(e: A.App) -> A.Expr | None:
 
 def input_candidates(x: Any) -> Iterator[Any]:
     """Simpler inputs of the same type: shorter lists, integers towards 0, reals towards 1.0."""
+    yield from _arrays.input_candidates(x)
     for path, leaf in list(_value_slots(x, ())):
         if isinstance(leaf, list) and leaf:
             n = len(leaf)
@@ -606,6 +619,7 @@ def input_type_candidates(m: A.Module, x: Any) -> Iterator[tuple[A.Module, Any]]
         narrowed = _prune(pat2, ty, x, free_vars(new_body))
         if narrowed is not None:
             yield from emit(*narrowed, new_body)
+    yield from _arrays.input_type_candidates(m, x)
 
 
 def _value_fits(pat: A.Pattern, ty: Type | None, v: Any) -> bool:
