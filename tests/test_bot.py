@@ -290,6 +290,11 @@ def main (a : Array [4, 3] R) : Array [4, 3] R = build1 4 (\i -> axpy (sq (a ! [
 PAIRS = (
     r"""\(a : Array [4] R) -> build1 4 (\i -> let p = (a ! [i], 2.0 * a ! [i]) in let (u, v) = p in u * v + fst p)"""
 )
+LISTS = r"""\((a, xs) : (Array [3] R, [R])) -> build1 3 (\i ->
+  let ys = zipWith (\(u : R) (v : R) -> u * v + a ! [i]) xs (map (\(w : R) -> w * w) xs) in
+  case ys of {
+    [] -> 1.0;
+    h :: t -> h * real (length t) + foldl (\(s : R) (y : R) -> s + y * a ! [i]) (sum t) [1.0, a ! [i]] })"""
 SUMS = r"""\((a, c) : (Array [4] R, Z + R)) -> build1 4 (\i ->
   let s = (if a ! [i] > 0.0 then inl (a ! [i], 2) else inr (log (1.5 + a ! [i]))) in
   case s of { inl p -> fst p * real (snd p); inr v -> case c of { inl n -> v * real n; inr w -> sqrt (v * v + w) } })"""
@@ -315,6 +320,7 @@ EXAMPLES = {
     "nested-if": (NESTED_IF, None),
     "functions": (FUNCTIONS, None),
     "pairs": (PAIRS, "[| 1.0, -2.0, 0.5, 3.0 |]"),
+    "lists": (LISTS, "([| 0.5, -1.0, 2.0 |], [1.0, 2.0, 3.0])"),
     "sums": (SUMS, "([| 0.5, -1.0, 2.0, -0.25 |], inr 0.75)"),
     "tr-reshape": (TRANSPOSE_RESHAPE, "[| [| 1.0, 2.0, 3.0 |], [| 4.0, 5.0, 6.0 |] |]"),
 }
@@ -467,16 +473,17 @@ def main (a : Array [3] R) : Array [3] R = build1 3 (\i -> f i * a ! [i])""",
             "a call of a function computed by a `Fst` node inside a build1",
         ),
         (
-            r"\((a, xs) : (Array [3] R, [R])) -> build1 3 (\i -> foldl (\(s : R) (y : R) -> s + y * a ! [i]) 0.0 xs)",
-            "the list operation `foldl`",
-        ),
-        (
             r"\((a, xs) : (Array [3] R, [R])) -> build1 3 (\i -> case (if a ! [i] > 0.0 then xs else []) of"
             r" { [] -> 1.0; h :: t -> h * a ! [i] })",
-            "a `case` on a list that depends on the build index",
+            "a choice between lists that depends on the build index",
+        ),
+        (
+            r"\(a : Array [3] R) -> build1 3 (\i ->"
+            r" letrec f (n : Z) : R = if n <= 0 then a ! [i] else f (n - 1) in f i)",
+            "the recursive function `f_2` defined inside a build1",
         ),
     ],
-    ids=["recursive-call", "unknown-function", "fold", "list"],
+    ids=["recursive-call", "unknown-function", "list-of-varying-length", "recursion-inside"],
 )
 def test_unsupported_constructs_raise_with_the_construct_and_missing_rule(src, needle):
     prog = adv.parse(src)
@@ -549,7 +556,7 @@ def test_share_of_generated_array_programs_the_bot_accepts():
         counts[bot_case(seed)] += 1
     tried = counts["accepted"] + counts["unsupported"]
     print(f"bot accepts {counts['accepted']}/{tried} generated array programs ({counts})")
-    assert tried >= 60 and counts["accepted"] >= 0.85 * tried, counts
+    assert tried >= 60 and counts["accepted"] >= 0.9 * tried, counts
 
 
 # A local strategy: builds over index expressions with every construct the bot rewrites, including

@@ -21,9 +21,11 @@ How it is organised
   the vectorised term with `i` prepended (Fig. 11 rules 3, 4, generalised to every normal form).
   Pairs are vectorised component-wise (a build of pairs is a pair of builds, the extension the paper
   mentions in §3.2); a build of sums is a tag vector with both payloads (zeros where absent), and
-  `case` on it is a strict conditional like `if` below; calls of known, non-recursive functions are
-  inlined (§5.2, "single expression": the bot needs the whole context). When a build calls a
-  function parameter, §5.2's inlining pass specialises the higher-order functions first.
+  `case` on it is a strict conditional like `if` below; a build of lists whose spine does not depend
+  on the index is a list of builds (`map`, `foldl`, `zipWith` apply the vectorised function, `sum`
+  adds element-wise, `case` takes one alternative for every index); calls of known, non-recursive
+  functions are inlined (§5.2, "single expression": the bot needs the whole context). When a build
+  calls a function parameter, §5.2's inlining pass specialises the higher-order functions first.
 - `_Bot.push` realises Fig. 10: it pushes `index` into `let`, `cond`, element-wise operations,
   `sumOuter` (as a gather then a reduction), array literals, `replicate`, `tr`, `reshape`, `gather`.
 
@@ -45,8 +47,9 @@ a harmless value (1 or 0) where the branch is not taken, a mask carried down the
 domain error. A `build1` of size 0 becomes a constant (its body is never evaluated).
 
 What the bot cannot do raises `BotUnsupported` (a `NotImplementedError`) naming the construct and
-the rule that is missing: a call of a recursive or unknown function, a lambda that escapes, lists
-that depend on the build index (their length is dynamic: no regular array holds them). A `build1`
+the rule that is missing: a call of a recursive or unknown function (recursion has no bulk form), a
+lambda that escapes, a choice between lists that depends on the index (lists of different lengths:
+no regular array holds them). A `build1`
 of integers or booleans that cannot be vectorised is left as it is when it computes nothing with
 reals (§5.1 allows integer index computations to stay). New binders get unique names (`x#b<n>`,
 `i#b<n>`), so the output keeps the core's invariant that every binder is bound once; every node
@@ -69,6 +72,7 @@ from ...lang.types import (
     Array,
     Arrow,
     Int,
+    List,
     Pair,
     R,
     Real,
@@ -194,6 +198,9 @@ def _lift_ty(t: Type, k: int) -> Type | None:
         return Array((k,), t)
     if isinstance(t, Unit):
         return t
+    if isinstance(t, List):
+        elem = _lift_ty(t.elem, k)
+        return None if elem is None else List(elem)  # a list with one spine for every index
     if isinstance(t, (Pair, Sum)):
         left, right = _lift_ty(t.left, k), _lift_ty(t.right, k)
         if left is None or right is None:
@@ -211,6 +218,10 @@ def _zeros(t: Type) -> C.CExpr:
         return _const_array(_ZERO[elem], t.shape, elem)
     if isinstance(t, Unit):
         return C.Const((), ty=UNIT)
+    if isinstance(t, List):
+        raise BotUnsupported(
+            "a sum holding a list, depending on the build index", "no list stands for an absent one of any length"
+        )
     assert isinstance(t, Pair), t
     return C.PairC(_zeros(t.left), _zeros(t.right), ty=t)
 
@@ -813,6 +824,14 @@ class _Bot:
             right = self.replicate(C.Snd(_copy_atom(v), ty=t.right), k)
             return _let(name, e, C.PairC(left, right, ty=Pair(left.ty, right.ty)))
         lifted = _lift_ty(t, k)
+        if isinstance(t, List) and lifted is not None:
+            if isinstance(e, C.Nil):
+                return C.Nil(ty=lifted)
+            if isinstance(e, C.ConsC):
+                return C.ConsC(self.replicate(e.head, k), self.replicate(e.tail, k), ty=lifted)
+            x = self.fresh("x")
+            fn = C.Lam(x, self.replicate(_var(x, t.elem), k), ty=Arrow(t.elem, prune(lifted).elem))
+            return C.Op("map", [fn, e], ty=lifted)  # every element replicated: the same spine
         if isinstance(t, Sum) and lifted is not None:
             # replicate of a sum: its tag and payload replicated, the other payload zeros
             payloads = prune(prune(lifted).right)
@@ -936,6 +955,11 @@ class _Bot:
         t = prune(ty)
         if isinstance(t, Unit):
             return C.Const((), ty=UNIT)
+        if isinstance(t, List):
+            raise BotUnsupported(
+                "a choice between lists that depends on the build index",
+                "lists of different lengths have no regular array (§5.2: every build1 body must have one shape)",
+            )
         if isinstance(t, Pair):
             binds = []
             parts = []
@@ -976,7 +1000,7 @@ class _Bot:
 
     def _v_Op(self, e: C.Op, cx: _Ctx) -> C.CExpr:
         if e.op in C.LIST_OPS:
-            raise BotUnsupported(f"the list operation `{e.op}`", "lists are not in the core language of §3.2")
+            return self.list_op(e, cx)
         shape = (cx.k,)
         return _prim(e.op, self.guard(e.op, [self.vec(a, cx) for a in e.args], shape, cx), shape)
 
@@ -1146,12 +1170,65 @@ class _Bot:
     _v_Inr = _v_Inl
 
     def _v_ListCase(self, e: C.ListCase, cx: _Ctx) -> C.CExpr:
-        if self.depends(e.scrut, cx) or (cx.mask is not None and not _total(e.scrut)):
-            raise BotUnsupported(
-                "a `case` on a list that depends on the build index", "lists are not in the core language of §3.2"
-            )
-        nil, cons = self.vec(e.nil, cx), self.vec(e.cons, cx)
-        return dataclasses.replace(e, nil=nil, cons=cons, ty=nil.ty)
+        if not self.depends(e.scrut, cx) and (cx.mask is None or _total(e.scrut)):
+            nil, cons = self.vec(e.nil, cx), self.vec(e.cons, cx)
+            return dataclasses.replace(e, nil=nil, cons=cons, ty=nil.ty)
+        # A build of lists with one spine is a list of builds: the case takes the same alternative
+        # for every index, with the head and tail read from the vectorised list.
+        scrut = self.vec(e.scrut, cx)
+        lt = prune(scrut.ty)
+        assert isinstance(lt, List)
+        h, t = self.fresh(e.hname), self.fresh(e.tname)
+        inner = cx.with_dep(e.hname, _var(h, lt.elem)).with_dep(e.tname, _var(t, lt))
+        nil, cons = self.vec(e.nil, cx), self.vec(e.cons, inner)
+        return C.ListCase(scrut, nil, h, t, cons, ty=nil.ty)
+
+    def _v_Nil(self, e: C.Nil, cx: _Ctx) -> C.CExpr:
+        return self.replicate(e, cx.k)
+
+    def _v_ConsC(self, e: C.ConsC, cx: _Ctx) -> C.CExpr:
+        head, tail = self.vec(e.head, cx), self.vec(e.tail, cx)
+        return C.ConsC(head, tail, ty=tail.ty)
+
+    def list_op(self, e: C.Op, cx: _Ctx) -> C.CExpr:
+        """A list built-in on lists of builds (one spine for every index): `map f` maps the
+        vectorised f, `foldl` folds with it, `sum` adds element-wise, `length` is the common length."""
+        k, op = cx.k, e.op
+        if op == "length":
+            return _replicate(k, C.Op("length", [self.vec(e.args[0], cx)], ty=Z))
+        if op in ("sum", "isum"):
+            xs = self.vec(e.args[0], cx)
+            elem = "R" if op == "sum" else "Z"
+            acc, x = self.fresh("acc"), self.fresh("x")
+            vt = _aty((k,), elem)
+            add = _prim("add" if op == "sum" else "iadd", [_var(acc, vt), _var(x, vt)], (k,))
+            fn = C.Lam(acc, C.Lam(x, add, ty=Arrow(vt, vt)), ty=Arrow(vt, Arrow(vt, vt)))
+            return C.Op("foldl", [fn, _const_array(_ZERO[elem], (k,), elem), xs], ty=vt)
+        f, *rest = e.args
+        nargs = 2 if op in ("foldl", "zipWith") else 1
+        lists = [self.vec(a, cx) for a in rest]
+        fn = self.lifted_fn(f, nargs, cx)
+        return C.Op(op, [fn, *lists], ty=_lift_ty(e.ty, k))
+
+    def lifted_fn(self, f: C.CExpr, n: int, cx: _Ctx) -> C.CExpr:
+        """`\\y1 .. yn -> build1 k (\\i -> f x1 .. xn)` with each xj read from yj (a function on
+        vectorised arguments, for a list built-in to apply to lists of builds)."""
+        body: C.CExpr = f
+        params = []
+        for _ in range(n):
+            t = prune(body.ty)
+            assert isinstance(t, Arrow)
+            x = self.fresh("x")
+            lifted = self.lifted_or_raise(t.dom, cx, "a list element", "of a list built-in in a build1")
+            params.append((x, self.fresh("y"), lifted))
+            body = C.App(body, _var(x, t.dom), ty=t.cod)
+        inner = cx
+        for x, y, lifted in params:
+            inner = inner.with_dep(x, _var(y, lifted))
+        out = self.vec(body, inner)
+        for _, y, lifted in reversed(params):
+            out = C.Lam(y, out, ty=Arrow(lifted, out.ty))
+        return out
 
     def _v_LetRec(self, e: C.LetRec, cx: _Ctx) -> C.CExpr:
         if e.name not in self.fv(e.fbody):
