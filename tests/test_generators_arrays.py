@@ -214,12 +214,23 @@ def _array_sample(count: int, size: int) -> list:
 
 @pytest.mark.parametrize("engine", ELEMENT_ENGINES)
 def test_engines_agree_with_mp_finite_differences(engine: str) -> None:
+    _agree_with_fd(engine, 12, 30)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ELEMENT_ENGINES)
+def test_engines_agree_with_mp_finite_differences_300_programs(engine: str) -> None:
+    _agree_with_fd(engine, 300, 50)
+
+
+def _agree_with_fd(engine: str, count: int, size: int) -> None:
     rng = random.Random(f"arrays-fd:{engine}")
     compared = 0
-    for case in _array_sample(12, 30):
+    for case in _array_sample(count, size):
         prog, x = case.program, case.input
         y, back = adv.engine(engine).vjp(prog, x)
-        assert adv.show_value(y) == adv.show_value(adv.evaluate(prog, x)), case.text
+        ref = flatten(adv.evaluate(prog, x))  # (numpy's bulk tanh may differ from math.tanh in the last bit)
+        assert len(flatten(y)) == len(ref) and np.allclose(flatten(y), ref, rtol=1e-13, atol=0), case.text
         ys = flatten(y)
         if not ys:
             continue
@@ -232,7 +243,7 @@ def test_engines_agree_with_mp_finite_differences(engine: str) -> None:
             scale = math.fsum(abs(a * b) for a, b in zip(dx, v)) + abs(want) + 1e-300
             assert abs(got - want) <= 1e-8 * scale + 1e-12, (engine, case.seed, case.text, got, want)
             compared += any(dx)
-    assert compared >= 12, compared  # most samples have a nonzero gradient to compare
+    assert compared >= count, compared  # most samples have a nonzero gradient to compare
 
 
 # ---- array families -----------------------------------------------------------------------------
