@@ -21,13 +21,15 @@ reference interpreter evaluates the program in bulk at numeric="mp" (object arra
 numbers), and the paths compared are its paths (one entry per comparison operation, the same
 structure at every point since the program is the same). The choices of `maxOuter`, `minOuter`
 and `scatterMax` are not in the path; a point where they tie exactly, or within 1e-30 (relative)
-in mp, is inconclusive by `min_margin` before any difference is taken. A closer call that flips
-within the step is a kink inside [-h, h]: φ is then piecewise smooth with a jump s in slope at
-some t0, and the central difference D(u) picks up a term s·(1 - t0/u)/2 or s·t0/(2u), not a
-power series in u, so the gap between the two extrapolation levels is of the same order as the
-error unless t0 sits within about tol/s of one special point, and the verdict is inconclusive
-("not accurate enough"). Tests sweep ties from 1e-10 to 1e-28 apart and see pass or
-inconclusive, never fail.
+in mp, is inconclusive by `min_margin` before any difference is taken. A near tie whose winner
+changes at some |t0| < h is a kink inside the step: φ has a jump s in slope at t0, and the
+central differences D(u), u = h, h/2, h/4, pick up terms s·t0/(2u) or s·(1 - |t0|/u)/2 that are
+not a power series in u. Worked through the two Richardson levels, the error of the result is at
+most about 31 times the gap between the levels, except for |t0|/h within tol/(10·s) of 4/9, where
+the gap vanishes while the error is ~s/50; so the error estimate makes the verdict inconclusive
+("not accurate enough") in all but that negligible window. A winner that changes only between
+h/2 and h leaves D(h/4) and D(h/2) exact and costs no accuracy. Tests sweep near ties from 1e-10
+to 1e-28 apart and see pass or inconclusive, never a fail.
 """
 
 from __future__ import annotations

@@ -6,6 +6,13 @@ with the one documented constant C = `advalidate.impl.engine.LINEAR_COST_CONSTAN
 from the engine's `back.stats` (docs/api.md, cost counters). It applies to the linear stages
 (`mutable`, `tape`, `parallel`) and to plug-in engines that promise it (`guarantees`) or report
 the counters.
+
+On array programs (seed 004 §3) every term counts elements: `primal_ops` counts one operation per
+element (an element-wise `*` on a 3×4 array is 12), and `input_size` / `output_size`
+(`impl.engine.value_size`, over `lang.values.nodes`) count every element of an array. The constant
+holds for the element-at-a-time stages on array programs as it does on scalars
+(tests/test_oracles_arrays.py: up to an 8×8 matmul and 300-element gathers, scatters with repeated
+and out-of-range targets, replicates, reshapes and index loops, all within half of C).
 """
 
 from __future__ import annotations
