@@ -602,7 +602,9 @@ class _Bot:
 
     def indexed(self, e: C.Gather | C.Scatter) -> C.CExpr:
         """A gather or scatter whose index function computes with reals gets those index
-        components computed first, as integer arrays over its parameters (vectorised builds)."""
+        components computed first, as integer arrays over its parameters (vectorised builds): index
+        functions are not differentiated (§5.1 after Theorem 5.1, §6.2-6.3), so no real work may stay
+        in them."""
         arr = self.walk(e.arr)
         dims = e.shape[: len(e.params)] if isinstance(e, C.Gather) else e.src
         self.note_params(e.params, dims)
@@ -755,9 +757,10 @@ class _Bot:
 
     # ---- gathers ----
     def gather(self, arr: C.CExpr, params: list[str], idxs: list[C.CExpr], shape: tuple[int, ...]) -> C.CExpr:
-        """`gather shape arr (\\params -> idxs)`, simplified: the identity is `arr`; a gather of a
-        transposition permutes the index; a gather of a replicate or of a gather whose leading index
-        is in range reads the inner array directly."""
+        """`gather shape arr (\\params -> idxs)`, simplified: the identity is `arr` (§4.5, footnote 23:
+        gather [k] a (\\i -> i) = a when a has length k); a gather of a transposition permutes the
+        index; a gather of a replicate or of a gather whose leading index is in range reads the
+        inner array directly."""
         shape = tuple(shape)
         self.note_params(params, shape)
         n = len(params)
