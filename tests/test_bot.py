@@ -435,6 +435,22 @@ def test_index_pushed_inward_where_in_range():
         assert_same_semantics(prog, (np.array([0.5, 1.0, 1.5, 2.0]), j), grad=False)
 
 
+@pytest.mark.parametrize(
+    "src",
+    [
+        r"\(x2 : R) -> tr [1, 0] (replicate 1 (replicate 1 x2)) ! [0]",
+        r"\(x2 : R) -> tr [1, 0] (replicate 2 (replicate 1 x2)) ! [0]",
+        r"\(a : Array [3] R) -> build1 2 (\i -> sumOuter a)",
+    ],
+)
+def test_a_broadcast_is_a_replicate_not_a_gather_without_index(src):
+    # found by the fuzz benchmark: the bot made `gather [k] x (\[q] -> [])`, a form the dual-arrays
+    # runtime differentiated wrongly; a gather without index components is replicates
+    prog = adv.parse(src)
+    out = assert_same_semantics(prog, 1.0 if "x2" in src else np.array([1.0, 2.0, 3.0]))
+    assert not any(isinstance(n, C.Gather) and not n.idxs for n in builds(out.core)), pretty_core(out.core)
+
+
 def test_binders_stay_unique_and_nodes_unshared_on_nested_builds():
     src = r"""\(a : Array [3, 3] R) ->
       build [3, 3, 2] (\[i, j, k] -> let s = a ! [i, j] + a ! [j, i] in sumOuter (build1 3 (\p -> s * a ! [p, k])))"""

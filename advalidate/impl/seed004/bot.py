@@ -760,7 +760,7 @@ class _Bot:
         """`gather shape arr (\\params -> idxs)`, simplified: the identity is `arr` (§4.5, footnote 23:
         gather [k] a (\\i -> i) = a when a has length k); a gather of a transposition permutes the
         index; a gather of a replicate or of a gather whose leading index is in range reads the
-        inner array directly."""
+        inner array directly; a gather without index components is replicates."""
         shape = tuple(shape)
         self.note_params(params, shape)
         n = len(params)
@@ -768,8 +768,11 @@ class _Bot:
         if len(idxs) == n and all(isinstance(c, C.Var) and c.name == p for c, p in zip(idxs, params, strict=True)):
             if src[:n] == shape[:n]:
                 return arr
-        if not idxs:
-            return self.gather_plain(arr, params, idxs, shape)
+        if not idxs:  # gather sh a (\ps -> []) = build sh (\_ -> a): replicates, not a gather
+            out = arr
+            for d in reversed(range(n)):
+                out = _replicate(shape[d], out)
+            return out
         if isinstance(arr, C.ArrOp) and arr.fold_fn is None:
             if arr.op == "tr" and len(idxs) == len(src):
                 w: list[C.CExpr] = [idxs[0]] * len(src)
