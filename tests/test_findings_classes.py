@@ -63,6 +63,13 @@ def test_kinds_of_mismatch() -> None:
     assert kind("symbolic", "gradient differs from sympy's derivative", "(nan, 1.0)") == "nan gradient"
     assert kind("forward", "the engine's own jvp differs from the reference forward mode") == "wrong jvp"
     assert kind("fd", "engine e returned an ill-typed gradient: expected R", None) == "ill-typed gradient"
+    bot = {"oracle": "bot", "detail": "the bot's program computes a different value from the source program"}
+    assert F.failure_class(bot) == F.BOT_VALUE and "bot's transformed program" in F.verdict_labels(bot)[1]
+    for oracle in ("fd", "bot", "myoracle"):  # never a fragment of the text, whatever the oracle
+        assert F.failure_class({"oracle": oracle, "detail": "1.5 but 2.5 # (v = [1.0])"}) in (
+            "wrong gradient",
+            f"{oracle} fails",
+        )
 
 
 def test_mismatch_describes_the_kept_example() -> None:

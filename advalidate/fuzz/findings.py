@@ -199,6 +199,7 @@ WRONG_GRADIENT = "wrong gradient"
 WRONG_JVP = "wrong jvp"
 NOT_ONCE = "complexity: backprop called more than once"
 NOT_LINEAR = "complexity: reverse pass not linear"
+BOT_VALUE = "wrong value of the bulk-operation transform"
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.IGNORECASE)
 
@@ -234,6 +235,10 @@ def failure_class(verdict: dict[str, Any]) -> str:
         return NOT_LINEAR
     if "own jvp" in detail:
         return WRONG_JVP
+    if "bot's program computes a different value" in detail:
+        return BOT_VALUE
+    if "bot's program fails where the source program runs" in detail:
+        return "bulk-operation transform raises"
     what = "value" if ("value differs" in detail or detail.startswith("value disagrees")) else None
     if what is None and oracle not in ("fd", "symbolic", "forward", "cross") and "gradient" not in detail:
         return f"{oracle} fails" if oracle else "fail"
@@ -387,6 +392,8 @@ def verdict_labels(verdict: dict[str, Any]) -> tuple[str, str]:
         return "most calls of any one backpropagator allowed", "backprop_calls_max (most calls of one backpropagator)"
     if kind == NOT_LINEAR:
         return "bound C·(primal_ops + input_size + output_size)", "reverse_cost of the engine's reverse pass"
+    if kind == BOT_VALUE:
+        return "value of the source program (reference interpreter)", "value of the bot's transformed program"
     if kind == WRONG_JVP:
         return "J v by the reference forward mode", "J v by the engine's own jvp"
     if oracle == "fd":
