@@ -79,7 +79,7 @@ class DualArrayTransformer(Transformer):
             return C.Op("dindex", [x(e.arr), *[x(i) for i in e.idxs]])
         if isinstance(e, C.Gather):
             js = self.index_arrays(e.params, e.idxs, e.shape)
-            return C.Op("dgather", [x(e.arr), *js])
+            return C.Op("dgather", [C.Const(e.shape[: len(e.params)]), x(e.arr), *js])
         if isinstance(e, C.Scatter):
             js = self.index_arrays(e.params, e.idxs, e.src)
             return C.Op("dscatter", [C.Const(e.combine), C.Const(e.shape), x(e.arr), *js])
@@ -143,8 +143,13 @@ class DualArraysRuntime(DeltaRuntime):
         shape = np.shape(x)[len(ix) :]
         return self.arrays.index(x, list(ix), shape, "R", None), self.node(d, D.Index, ix, np.shape(x))
 
-    def dgather(self, p: tuple, *js: Any) -> tuple:
+    def dgather(self, outer: tuple, p: tuple, *js: Any) -> tuple:
         x, d = p
+        if not js:  # no index: every position reads the whole array, a replicate (§5, Fig. 9)
+            y = np.broadcast_to(x if isinstance(x, np.ndarray) else self.arrays.cell(x, "R"), outer + np.shape(x))
+            for k in reversed(outer):
+                d = self.node(d, D.Replicate, k)
+            return y.copy(), d
         return self.arrays.take(x, js, "R", None), self.node(d, D.Gather, list(js), np.shape(x))
 
     def dscatter(self, combine: str, shape: tuple, p: tuple, *js: Any) -> tuple:
