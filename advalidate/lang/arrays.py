@@ -402,6 +402,8 @@ class VectorArrays(ArrayRuntime):
                 if margin < self.ops.min_margin:
                     self.ops.min_margin = margin
         idx = pick(a, axis=0)
+        if elem == "R":  # which element won is a branch of the program: a perturbation that flips it changes the path
+            self.ops.path.append((op, *np.asarray(idx).ravel().tolist()))
         return py(np.take_along_axis(a, idx[None], axis=0)[0])
 
     def scatter_bulk(self, values: Any, targets: list, shape: tuple, elem: str, combine: str, zero: Any) -> Any:
