@@ -64,6 +64,7 @@ ALL = (
         ),
         (r"\(a : Array [3] R) -> cond (a > replicate 3 1.5) a (replicate 3 0.0)", "[| 1.0, 2.0, 3.0 |]"),
         (r"\(a : Array [0] R) -> (sumOuter a, build1 0 (\i -> a ! [i]))", "[| |]"),
+        (r"\(x : R) -> sumOuter (replicate 0 x) + x", "1.5"),
     ]
 )
 
