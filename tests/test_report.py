@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import math
 import re
 from html.parser import HTMLParser
@@ -96,7 +97,8 @@ def test_quick_report_opens_with_a_one_line_verdict(quick) -> None:
     text = out.read_text(encoding="utf-8")
     m = re.search(
         r'</h1>\s*<p id="verdict" class="verdict ok" data-ok="true" data-checks="(\d+)"><strong>✓ Verdict: all (\d+) '
-        r"checks of the paper(?:'|&#39;)s complexity claims hold</strong> on 14 families × 7 stages",
+        r"checks of the paper(?:'|&#39;)s complexity claims hold</strong> on 14 families × 7 stages "
+        r"and 10 array families × 4 array stages",
         text,
     )
     assert m, text[:2000]
@@ -325,3 +327,179 @@ def test_linear_verdict() -> None:
     assert linear_verdict(NS, [float(n) for n in NS]).status == "superlinear"
     # Bounded, but over less than two decades of n.
     assert linear_verdict(NS[:5], [4.0] * 5).status == "inconclusive"
+
+
+# ---- the arrays section (seed 004, issue #14) ------------------------------------------------
+
+
+class ArrayCells(HTMLParser):
+    """The data attributes of the arrays table, and the array claim rows' cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: dict[tuple[str, str], dict[str, str]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "td" and "data-array-family" in a and "data-engine" in a:
+            self.cells[(a["data-array-family"], a["data-engine"])] = a
+
+
+def test_quick_report_checks_the_seed_004_claims(quick) -> None:
+    out, cells, info = quick
+    assert info.array_families == [
+        "array_dot", "matvec", "matmul", "matmul_first_order", "conv1d", "softmax", "logsumexp", "mlp2",
+        "onehot_loop", "build_elementwise",
+    ]  # fmt: skip
+    keys = dict(info.claims)
+    for key in ("arrays-deltas", "arrays-onehot", "arrays-gather", "arrays-bulk"):
+        assert keys[key] is True and cells.claims[key] == "true", key
+    # The claim rows name the stages on either side and what was measured.
+    assert cells.claim_cells[("arrays-deltas", "delta dualarrays")] == ("n n", "holds")
+    assert cells.claim_cells[("arrays-deltas", "bot compiled")] == ("1 1", "holds")
+    assert cells.claim_cells[("arrays-onehot", "dualarrays")] == ("n²", "holds")
+    assert cells.claim_cells[("arrays-onehot", "bot")] == ("0", "holds")  # the bot allocates no one-hot at all
+    assert cells.claim_cells[("arrays-gather", "dualarrays")] == ("n²", "holds")
+    assert cells.claim_cells[("arrays-gather", "bot")] == ("n", "holds")
+    text = out.read_text(encoding="utf-8")
+    row = text[text.index('<tr data-claim="arrays-bulk"') :]
+    row = row[: row.index("</tr>")]
+    assert "C = 6, at every n ≥ 4" in row and "declined: softmax, logsumexp" in row
+
+
+def test_quick_report_arrays_table_follows_the_counts(quick) -> None:
+    out, _, _ = quick
+    ac = ArrayCells()
+    ac.feed(out.read_text(encoding="utf-8"))
+    c = ac.cells
+    assert len(c) == 10 * 4
+    # §4.3: element at a time, and dual arrays without the bot, make Delta nodes per element.
+    for stage in ("delta", "dualarrays"):
+        assert c[("build_elementwise", stage)]["data-deltas"] == "n"
+    # After the bot a build is a handful of bulk operations, on every family.
+    for fam in {f for f, _ in c}:
+        for stage in ("bot", "compiled"):
+            cell = c[(fam, stage)]
+            if "data-deltas" in cell:
+                assert cell["data-deltas"] == "1", (fam, stage)
+                assert float(cell["data-ratio"]) <= 6, (fam, stage)
+    # §4.4: one-hot (index) and multi-hot (gather) cotangents.
+    assert c[("onehot_loop", "dualarrays")]["data-onehot"] == "n²"
+    assert c[("conv1d", "dualarrays")]["data-onehot"] == "n²"
+    assert c[("conv1d", "bot")]["data-onehot"] == "n"
+    assert c[("onehot_loop", "delta")]["data-onehot"] == "0"  # scalar Deltas: no cotangent arrays
+    assert "data-deltas" not in c[("softmax", "compiled")]  # declined: maxOuter has no symbolic derivative
+    assert "declined" in c[("softmax", "compiled")]["title"]
+
+
+def test_quick_report_arrays_plots_have_units_and_reference_slopes(quick) -> None:
+    out, _, _ = quick
+    text = out.read_text(encoding="utf-8")
+
+    def svg(kind: str, family: str) -> str:
+        m = re.search(
+            rf'<figure class="plot arrays {kind}" data-family="{family}"><img src="data:image/svg\+xml;base64,([^"]+)"',
+            text,
+        )
+        assert m, (kind, family)
+        return base64.b64decode(m.group(1)).decode("utf-8")
+
+    deltas = svg("deltas", "build_elementwise")
+    for label in ("Delta nodes created (count)", "n (the family's size parameter)", "reference ∝ n<", "reference ∝ 1<"):
+        assert label in deltas, label
+    onehot = svg("onehot", "onehot_loop")
+    assert "reference ∝ n²<" in onehot and "bot: 0 at every n" in onehot
+    assert "elements allocated (count)" in svg("gather", "conv1d")
+    bulk = svg("bulk", "compiled")
+    assert "C = 6" in bulk and "softmax: declined" in bulk and "(per primal element operation)" in bulk
+    assert "build_elementwise" in svg("bulk", "bot")
+
+
+def _report_data(text: str) -> dict:
+    start = text.index('id="report-data">') + len('id="report-data">')
+    return json.loads(text[start : text.index("</script>", start)])
+
+
+def test_check_recomputes_the_array_claims_from_the_embedded_counts(tmp_path: Path) -> None:
+    kw = dict(quick=True, families=["build_elementwise"], engines=["delta", "dualarrays", "bot", "compiled"])
+    out = make_report(tmp_path / "a.html", peers=[], **kw).path
+    text = out.read_text(encoding="utf-8")
+    assert check_report(out, claims=True) == []
+    data = _report_data(text)
+    assert data["claims"] == {"arrays-deltas": True, "arrays-bulk": True}
+    assert data["arrays"]["constant"] == 6 and data["arrays"]["n0"] == 4
+    # One count changed in the embedded data: bot's Delta nodes at the largest n now grow with n.
+    series = data["arrays"]["counts"]["build_elementwise"]["bot"]
+    series[-1][2]["delta_nodes"] += 1
+    blob = json.dumps(data, sort_keys=True, ensure_ascii=False).replace("</", "<\\/")
+    start = text.index('id="report-data">') + len('id="report-data">')
+    bad = tmp_path / "bad.html"
+    bad.write_text(text[:start] + blob + text[text.index("</script>", start) :], encoding="utf-8")
+    problems = check_report(bad)
+    want = "claim arrays-deltas: the table says data-ok=true, its counts in the page say false"
+    assert any(want in p for p in problems), problems
+    # A missing arrays plot is a problem too.
+    gone = re.sub(r'<figure class="plot arrays deltas".*?</figure>', "", text, flags=re.S)
+    (tmp_path / "gone.html").write_text(gone, encoding="utf-8")
+    assert "arrays: the deltas plot of build_elementwise is missing" in check_report(tmp_path / "gone.html")
+
+
+def test_array_claims_fail_on_counts_that_contradict_them() -> None:
+    from advalidate.report.arrays import claim_keys, claim_results
+
+    ns = [1, 2, 4, 8, 16, 32]
+
+    def pts(f) -> list:
+        return [[n, "ok", f(n)] for n in ns]
+
+    def counts(deltas: int, onehot: int, primal: int, reverse: int) -> dict[str, int]:
+        return {
+            "delta_nodes": deltas,
+            "onehot_volume": onehot,
+            "primal_elem_ops": primal,
+            "reverse_elem_ops": reverse,
+            "reverse_cost": reverse,
+        }
+
+    good = {
+        "build_elementwise": {
+            "delta": pts(lambda n: counts(34 * n, 0, 11 * n, 65 * n)),
+            "dualarrays": pts(lambda n: counts(36 * n + 4, 2 * n * n, 11 * n, 80 * n * n)),
+            "bot": pts(lambda n: counts(34, 0, 11 * n, 30 * n + 40)),
+            "compiled": pts(lambda n: counts(31, 0, 11 * n, 20 * n + 3)),
+        },
+        "softmax": {
+            "bot": pts(lambda n: counts(18, n, 6 * n, 20 * n + 10)),
+            "compiled": [[n, "declined: no symbolic derivative for `maxOuter`", None] for n in ns[:1]],
+        },
+    }
+    assert dict(claim_keys(*claim_results(good))) == {"arrays-deltas": True, "arrays-bulk": True}
+    # bot's Delta nodes growing with n, or its reverse pass 7x its primal from n = 4: the claims fail.
+    growing = pts(lambda n: counts(34 + n, 0, 11 * n, 77 * n))
+    bad = {**good, "build_elementwise": {**good["build_elementwise"], "bot": growing}}
+    claims, bulk = claim_results(bad)
+    assert dict(claim_keys(claims, bulk)) == {"arrays-deltas": False, "arrays-bulk": False}
+    (row,) = [r for r in bulk.rows if r.family == "build_elementwise" and r.stage == "bot"]
+    assert row.worst == (4, 7.0) and not row.ok
+    # The small sizes are not checked: a fixed reverse cost over a tiny primal is allowed there.
+    small = {"softmax": {"bot": [[1, "ok", counts(18, 1, 1, 36)], [4, "ok", counts(18, 4, 24, 78)]]}}
+    assert claim_results(small, ["bot"])[1].ok
+    # An error is a failure; a stage that declines is not.
+    err = {"softmax": {"bot": [[4, "error: AdvError: boom", None]]}}
+    assert not claim_results(err, ["bot"])[1].ok
+
+
+def test_same_arrays_run_same_html_apart_from_times(tmp_path: Path) -> None:
+    kw = dict(quick=True, families=["conv1d", "onehot_loop"], engines=["dualarrays", "bot"], peers=[])
+    a = make_report(tmp_path / "a.html", **kw).path.read_text(encoding="utf-8")
+    b = make_report(tmp_path / "b.html", **kw).path.read_text(encoding="utf-8")
+    assert _strip_noise(a) == _strip_noise(b)
+    assert '<section id="arrays">' in a
+
+
+def test_cli_report_on_array_families_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    args = ["report", "--quick", "--family", "conv1d", "--engine", "dualarrays", "--engine", "bot", "-q"]
+    assert main([*args, "--out", str(out)]) == 0
+    assert check_report(out, claims=True) == []
+    assert "0 families, 1 array families" in capsys.readouterr().out

@@ -17,7 +17,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ class ReportInfo:
     seconds: float
     claims_ok: bool
     claims: list[tuple[str, bool]]  # (claim key, holds)
-    families: list[str]
+    families: list[str]  # the seed 000 families measured
+    array_families: list[str] = field(default_factory=list)  # the array families (seed 004) measured
 
 
 def make_report(
@@ -58,6 +59,7 @@ def make_report(
         primal_fit,
         report_families,
     )
+    from .arrays import ARRAY_STAGES, measure_array_family, report_array_families
     from .fit import GOOD_FIT, MIN_DECADES, RATIO_TOLERANCE
     from .html import render
     from .measure import available_peers, measure_family
@@ -65,10 +67,15 @@ def make_report(
     start = time.perf_counter()
     settings = settings or (Settings.quick() if quick else Settings.full())
     fams = report_families(families)
+    array_fams = report_array_families(families)
     from ..impl import engine_names
 
     known = set(engine_names())
-    stage_list = [e for e in (engines if engines is not None else STAGES) if e in known or ":" in e]
+    wanted = list(engines) if engines is not None else [*STAGES, *ARRAY_STAGES]
+    stage_list = [e for e in wanted if (e in known or ":" in e) and e not in ARRAY_STAGES]
+    array_stages = [e for e in ARRAY_STAGES if e in wanted and e in known] if array_fams else []
+    if engines is not None and not stage_list:
+        fams = []  # only array stages were asked for
     peer_list = list(peers) if peers is not None else available_peers()
     peer_list = [p for p in peer_list if settings.peer_size.get(p, 0) > 0]
     results = []
@@ -77,6 +84,12 @@ def make_report(
         results.append(measure_family(fam, stage_list, settings, peer_list, progress=None))
         if progress:
             progress(f"{fam.name}: measured in {time.perf_counter() - t:.1f} s")
+    array_results = []
+    for fam in array_fams if array_stages else []:
+        t = time.perf_counter()
+        array_results.append(measure_array_family(fam, array_stages, settings))
+        if progress:
+            progress(f"{fam.name} (arrays): measured in {time.perf_counter() - t:.1f} s")
     cells = analyse(results)
     names = [r.name for r in results]
     claims = evaluate_claims(cells)
@@ -94,6 +107,8 @@ def make_report(
         keys.append(("once-naive", once_naive.shows_sharing))
     if once_rest:
         keys.append(("once", all(o.ok for o in once_rest)))
+    arrays_ctx, array_keys = _arrays_context(array_results, array_stages, plots) if array_results else (None, [])
+    keys += array_keys
     peer_status = _peer_status(settings, peer_list, peers is not None, results)
     fam_ctx = [_family_context(r, stage_list, peer_list, primal_fit(r).label or "—", plots, cells) for r in results]
     time_columns = [e for e in ("tape", "parallel") if e in stage_list] + peer_list
@@ -102,7 +117,7 @@ def make_report(
         "mode": settings.mode,
         "timestamp": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": f"Python {platform.python_version()}",
-        "verdict": _verdict(keys, len(results), len(stage_list)),
+        "verdict": _verdict(keys, len(results), len(stage_list), len(array_results), len(array_stages)),
         "families": fam_ctx,
         "engines": stage_list,
         "peers": peer_list,
@@ -121,12 +136,17 @@ def make_report(
         "good_fit": f"{GOOD_FIT:.0%}",
         "settings": _settings_text(settings),
         "data": _data(results, cells, claims, linear, settings),
+        "arrays": arrays_ctx,
     }
+    if arrays_ctx is not None:
+        ctx["data"]["arrays"] = arrays_ctx["data"]
+        ctx["data"]["claims"] |= dict(array_keys)
     page = _render(render, ctx)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
-    return ReportInfo(path, time.perf_counter() - start, all(ok for _, ok in keys), keys, names)
+    array_names = [r.name for r in array_results]
+    return ReportInfo(path, time.perf_counter() - start, all(ok for _, ok in keys), keys, names, array_names)
 
 
 def _render(render: Callable[[dict[str, Any]], str], ctx: dict[str, Any]) -> str:
@@ -274,6 +294,10 @@ def _key_text(key: str) -> str:
         "sharing": "exponential sharing (§5 → §6)",
         "once": "every backpropagator at most once",
         "once-naive": "naive re-running shared backpropagators",
+        "arrays-deltas": "the Delta explosion of build1 (seed 004 §4.3 → §5)",
+        "arrays-onehot": "one-hot cotangents of indexing (seed 004 §4.4 → §5)",
+        "arrays-gather": "multi-hot cotangents of gathers (seed 004 §4.4 → §5)",
+        "arrays-bulk": "bot and compiled within a constant factor of the primal (seed 004 §5-§7)",
     }
     if key in named:
         return named[key]
@@ -282,10 +306,20 @@ def _key_text(key: str) -> str:
     return f"problem {key} of §6.2"
 
 
-def _verdict(keys: list[tuple[str, bool]], families: int, stages: int) -> dict[str, Any]:
+def _verdict(
+    keys: list[tuple[str, bool]], families: int, stages: int, array_families: int = 0, array_stages: int = 0
+) -> dict[str, Any]:
     """The one line at the top of the page: whether the paper's complexity story holds here."""
     failing = [k for k, ok in keys if not ok]
-    scope = f"{families} famil{'y' if families == 1 else 'ies'} × {stages} stage{'' if stages == 1 else 's'}"
+    parts = []
+    if families or not array_families:
+        parts.append(f"{families} famil{'y' if families == 1 else 'ies'} × {stages} stage{'' if stages == 1 else 's'}")
+    if array_families:
+        parts.append(
+            f"{array_families} array famil{'y' if array_families == 1 else 'ies'} × "
+            f"{array_stages} array stage{'' if array_stages == 1 else 's'}"
+        )
+    scope = " and ".join(parts)
     out: dict[str, Any] = {"ok": not failing, "checks": len(keys), "failing": failing, "scope": scope}
     if not keys:
         out["head"] = "nothing to check"
@@ -405,6 +439,166 @@ def _data(results: list[Any], cells: dict, claims: list[Any], linear: list[Any],
         "families": fams,
         "cells": {f"{f}/{e}": {"label": c.label, "verdict": c.verdict.status} for (f, e), c in cells.items()},
         "claims": {c.claim.key: c.ok for c in claims} | {f"linear-{x.engine}": x.ok for x in linear},
+    }
+
+
+# ---- the arrays section (seed 004) -------------------------------------------------------------
+
+
+def _arrays_context(results: list[Any], stages: list[str], plots: Any) -> tuple[dict[str, Any], list[tuple[str, bool]]]:
+    """The arrays section's tables, plots and claim rows, and its claims' (key, holds)."""
+    from .arrays import (
+        BULK_CONSTANT,
+        BULK_N0,
+        GOOD,
+        cell,
+        claim_keys,
+        claim_results,
+        claims_data,
+    )
+
+    data = claims_data(results)
+    claims, bulk = claim_results(data, stages)
+    keys = claim_keys(claims, bulk)
+    by_name = {r.name: r for r in results}
+    figures = []
+    specs = (
+        ("deltas", "build_elementwise", "delta_nodes", "Delta nodes (§4.3)", (plots.SLOPE_1, plots.SLOPE_N)),
+        ("onehot", "onehot_loop", "onehot_volume", "one-hot volume (§4.4)", (plots.SLOPE_N, plots.SLOPE_N2)),
+        ("gather", "conv1d", "onehot_volume", "multi-hot volume (§4.4)", (plots.SLOPE_N, plots.SLOPE_N2)),
+    )
+    captions = {
+        "deltas": "Delta nodes created against n (log-log) on build_elementwise: element at a time (delta) and "
+        "without the bot (dualarrays) the build's body is differentiated once per element; after the bot one "
+        "Delta per bulk operation, whatever n.",
+        "onehot": "Elements of one-hot cotangent arrays allocated against n (log-log) on onehot_loop: each a ! [i] "
+        "of dualarrays transposes to a one-hot array of size n; the bot reads a ! [i] at the build's index as a "
+        "itself and allocates none.",
+        "gather": "Elements of multi-hot cotangent arrays allocated against n (log-log) on conv1d: a gather per "
+        "element without the bot (n² in all), one gather of n windows after it (n; compiled, which runs the same "
+        "bot first, allocates exactly as much, so its line lies on bot's).",
+    }
+    for kind, fam, counter, title, guides in specs:
+        r = by_name.get(fam)
+        if r is not None:
+            plot = plots.array_count_plot(r, counter, stages, title, guides)
+            figures.append({"kind": kind, "family": fam, "plot": plot, "caption": captions[kind]})
+    for stage in ("bot", "compiled"):
+        if stage in stages:
+            figures.append(
+                {
+                    "kind": "bulk",
+                    "family": stage,
+                    "plot": plots.array_bulk_plot(results, stage),
+                    "caption": f"{stage}: reverse_elem_ops / primal_elem_ops against n (log-log), one line per array "
+                    f"family; the claim is that every line stays under C = {BULK_CONSTANT} from n = {BULK_N0} on.",
+                }
+            )
+    rows = []
+    for c in claims:
+        rows.append(
+            {
+                "key": c.claim.key,
+                "ok": c.ok,
+                "problem": c.claim.problem,
+                "where": c.claim.where,
+                "family": c.claim.family,
+                "before": [_side_view(s, says) for s, (_, _, says) in zip(c.before, c.claim.before)],
+                "after": [_side_view(s, says) for s, (_, _, says) in zip(c.after, c.claim.after)],
+            }
+        )
+    bulk_view = None
+    if bulk is not None:
+        per_stage = []
+        for stage in ("bot", "compiled"):
+            mine = [r for r in bulk.rows if r.stage == stage]
+            if not mine:
+                continue
+            measured = [r for r in mine if not r.declined and r.worst]
+            worst = max(measured, key=lambda r: r.worst[1]) if measured else None
+            per_stage.append(
+                {
+                    "stage": stage,
+                    "ok": all(r.ok for r in mine),
+                    "families": len(measured),
+                    "worst": f"{_ratio(worst.worst[1])} ({worst.family}, n = {worst.worst[0]})" if worst else "—",
+                    "declined": [r.family for r in mine if r.declined],
+                    "failing": [f"{r.family}: {_bulk_fail(r)}" for r in mine if not r.ok],
+                }
+            )
+        without = [
+            (c["reverse_elem_ops"] / max(c["primal_elem_ops"], 1), fam, n)
+            for fam, d in data.items()
+            for n, status, c in d.get("dualarrays", [])
+            if status == "ok" and c
+        ]
+        bulk_view = {
+            "key": bulk.key,
+            "ok": bulk.ok,
+            "families": bulk.families,
+            "stages": per_stage,
+            "without": f"{_ratio(max(without)[0])} ({max(without)[1]}, n = {max(without)[2]})" if without else "",
+        }
+    table = []
+    for r in results:
+        table.append({"name": r.name, "cells": [cell(data, r.name, s) | {"stage": s} for s in stages]})
+    fam_views = []
+    for r in results:
+        fam_rows = []
+        for i, n in enumerate(r.ns):
+            fam_rows.append({"n": n, "cells": [_array_point_view(r.series[s][i]) for s in stages]})
+        fam_views.append(
+            {
+                "name": r.name,
+                "description": r.description,
+                "sample": r.sample,
+                "sample_n": r.sample_n,
+                "ns": r.ns,
+                "rows": fam_rows,
+            }
+        )
+    ctx = {
+        "stages": stages,
+        "constant": BULK_CONSTANT,
+        "n0": BULK_N0,
+        "good_fit": GOOD,
+        "figures": figures,
+        "claims": rows,
+        "bulk": bulk_view,
+        "table": table,
+        "families": fam_views,
+        "data": {"stages": stages, "constant": BULK_CONSTANT, "n0": BULK_N0, "counts": data},
+    }
+    return ctx, keys
+
+
+def _side_view(side: Any, says: str) -> dict[str, Any]:
+    return {"stage": side.stage, "says": says, "measured": side.text, "label": side.label, "ok": side.ok}
+
+
+def _bulk_fail(r: Any) -> str:
+    from .arrays import BULK_N0
+
+    if r.status != "ok":
+        return r.status
+    if not r.checked:
+        return f"no size n ≥ {BULK_N0} measured"
+    n, worst = r.worst
+    return f"{_ratio(worst)} at n = {n}"
+
+
+def _array_point_view(p: Any) -> dict[str, Any]:
+    c = p.counts
+    return {
+        "status": p.status,
+        "deltas": c.get("delta_nodes"),
+        "onehot": c.get("onehot_volume"),
+        "primal": c.get("primal_elem_ops"),
+        "reverse": c.get("reverse_elem_ops"),
+        "ratio": _ratio(c["reverse_elem_ops"] / max(c["primal_elem_ops"], 1)) if c else "",
+        "calls": p.calls_max,
+        "agrees": p.agrees,
+        "seconds": _fmt_s(p.seconds),
     }
 
 

@@ -159,8 +159,7 @@ def check_report(path: str | Path, claims: bool = False) -> list[str]:
     for scheme in ("http://", "https://", "ftp://", "//cdn", "@import"):
         if scheme in text:
             problems.append(f"the page contains {scheme!r}: it must not depend on anything outside it")
-    if not page.families:
-        problems.append("no family sections")
+
     try:
         data = json.loads("".join(page.json_text)) if page.json_text else None
     except json.JSONDecodeError as exc:
@@ -168,6 +167,11 @@ def check_report(path: str | Path, claims: bool = False) -> list[str]:
         problems.append(f"the report-data JSON does not parse: {exc}")
     if data is None:
         problems.append("no report-data JSON block")
+    arrays = data.get("arrays") if isinstance(data, dict) else None
+    if not page.families and not arrays:
+        problems.append("no family sections")
+    if arrays:
+        problems.extend(_array_problems(page, arrays))
     par = set()
     if data:
         for fam, d in data.get("families", {}).items():
@@ -195,6 +199,44 @@ def check_report(path: str | Path, claims: bool = False) -> list[str]:
                 problems.append(f"claim {key} does not hold")
         if page.verdict is not None and page.verdict.get("data-ok") != "true":
             problems.append("the verdict line says the claims do not hold")
+    return problems
+
+
+# The plots the arrays section has: (figure class, the family it is drawn for, the stages it needs).
+ARRAY_PLOTS = (
+    ("deltas", "build_elementwise", ("delta", "dualarrays", "bot", "compiled")),
+    ("onehot", "onehot_loop", ("dualarrays", "bot")),
+    ("gather", "conv1d", ("dualarrays", "bot")),
+    ("bulk", "bot", ("bot",)),
+    ("bulk", "compiled", ("compiled",)),
+)
+
+
+def _array_problems(page: _Page, arrays: dict) -> list[str]:
+    """The arrays section: its plots are there, and every seed 004 claim, recomputed from the counts
+    embedded in the page, has its row in the claims table saying the same."""
+    from .arrays import claim_keys, claim_results
+
+    problems = []
+    counts = arrays.get("counts") or {}
+    stages = arrays.get("stages") or []
+    for kind, family, need in ARRAY_PLOTS:
+        if not set(need) & set(stages) or (kind != "bulk" and family not in counts):
+            continue
+        found = [f for f in page.figures if {"arrays", kind} <= set(f["class"]) and f["family"] == family]  # type: ignore[arg-type]
+        if not any(f["svg"] for f in found):
+            problems.append(f"arrays: the {kind} plot of {family} is missing")
+    try:
+        claims, bulk = claim_results(counts, stages)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        return [*problems, f"arrays: the embedded counts do not read as counts: {type(exc).__name__}: {exc}"]
+    for key, ok in claim_keys(claims, bulk):
+        shown = page.claims.get(key)
+        if shown is None:
+            problems.append(f"claim {key}: no row in the claims table")
+        elif shown != str(ok).lower():
+            says = str(ok).lower()
+            problems.append(f"claim {key}: the table says data-ok={shown}, its counts in the page say {says}")
     return problems
 
 

@@ -40,6 +40,7 @@ th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.claims { width: 100%; }
 table.claims td.mark { text-align: center; font-size: 1.1rem; width: 3.2rem; }
+table.claims tr.group th { background: #e8edf4; text-align: left; }
 table.growth { font-size: 0.78rem; width: 100%; }
 table.growth th, table.growth td { padding: 0.2rem 0.3rem; overflow-wrap: normal; }
 table.growth td { min-width: 4.6rem; }
@@ -73,7 +74,7 @@ dl.terms dd { margin-left: 1.2rem; }
 <header>
 <h1>Complexity of dual-numbers reverse AD, measured</h1>
 <p id="verdict" class="verdict {{ 'ok' if verdict.ok else 'bad' }}" data-ok="{{ verdict.ok|lower }}" data-checks="{{ verdict.checks }}"><strong>{{ '✓' if verdict.ok else '✗' }} Verdict: {{ verdict.head }}</strong>{{ verdict.tail }} (<a href="#claims">details</a>).</p>
-<p class="meta">advalidate {{ version }} · {{ mode }} report · {{ families|length }} program families × {{ engines|length }} stages of Smeding &amp; Vákár, <em>Parallel Dual-Numbers Reverse AD</em> (seed 000) · generated <span class="timestamp">{{ timestamp }}</span> · {{ python }}</p>
+<p class="meta">advalidate {{ version }} · {{ mode }} report · {{ families|length }} program families × {{ engines|length }} stages of Smeding &amp; Vákár, <em>Parallel Dual-Numbers Reverse AD</em> (seed 000){% if arrays %} · {{ arrays.families|length }} array families × {{ arrays.stages|length }} stages of Smeding, Konarski, Peyton Jones &amp; Fitzgibbon, <em>Dual-Numbers Reverse AD for Functional Array Languages</em> (seed 004){% endif %} · generated <span class="timestamp">{{ timestamp }}</span> · {{ python }}</p>
 <p class="meta" id="outside-systems">Outside AD systems (wall time only): {% for p in peer_status %}<span data-peer="{{ p.name }}" data-status="{{ p.status }}"><b>{{ p.name }}</b> {{ p.text }}</span>{{ ' · ' if not loop.last }}{% endfor %}.</p>
 <p class="note">Every cost below is an exact operation count from the engines' own cost models
 (<code>back.stats</code>): the same on every machine and every run. Wall times are the only
@@ -85,7 +86,7 @@ means the reverse pass is linear in the primal.</p>
 <li><a href="#claims">The paper's argument</a></li>
 <li><a href="#growth">Growth per family and stage</a></li>
 {% for f in families %}<li><a href="#family-{{ f.name }}">{{ f.name }}</a></li>
-{% endfor %}{% if parallel %}<li><a href="#parallel">Work, span and parallelism</a></li>{% endif %}
+{% endfor %}{% if arrays %}<li><a href="#arrays">Arrays (seed 004)</a></li>{% endif %}{% if parallel %}<li><a href="#parallel">Work, span and parallelism</a></li>{% endif %}
 <li><a href="#walltime">Wall time{% if peers %} and outside systems{% endif %}</a></li>
 <li><a href="#method">How this is measured</a></li>
 </ul></nav>
@@ -117,7 +118,17 @@ paper says fixes it, on the family built to expose it. A row holds (✓) when bo
 <td>every backpropagator runs at most once<br><small>§6 onwards (fn. 26)</small></td><td>all {{ once_rest[0].families }}</td>
 <td>—</td>
 <td><b>{{ once_rest|map(attribute='engine')|join(', ') }}</b><br>paper: 1<br>measured, most calls of one backpropagator: {% for o in once_rest %}{{ o.engine }} {{ o.worst }}{{ ', ' if not loop.last }}{% endfor %}</td></tr>
-{% endif %}
+{% endif %}{% if arrays %}<tr class="group"><th colspan="5">Arrays: seed 004 (<a href="#arrays">details</a>); counts of <code>back.stats</code>, growth classes fitted as above</th></tr>
+{% for c in arrays.claims %}<tr data-claim="{{ c.key }}" data-ok="{{ c.ok|lower }}" class="{{ 'ok' if c.ok else 'bad' }}">
+<td class="mark">{{ '✓' if c.ok else '✗' }}</td>
+<td>{{ c.problem }}<br><small>{{ c.where }}</small></td><td><a href="#arrays">{{ c.family }}</a></td>
+{% for side in (c.before, c.after) %}<td data-engine="{{ side|map(attribute='stage')|join(' ') }}" data-label="{{ side|map(attribute='label')|join(' ') }}" data-verdict="{{ 'holds' if side|selectattr('ok')|list|length == side|length else 'fails' }}">{% for s in side %}<b>{{ s.stage }}</b>{% if not s.ok %} ✗{% endif %}<br>paper: {{ s.says }}<br>measured: {{ s.measured }}{% if not loop.last %}<br>{% endif %}{% endfor %}</td>{% endfor %}</tr>
+{% endfor %}{% if arrays.bulk %}{% set b = arrays.bulk %}<tr data-claim="{{ b.key }}" data-ok="{{ b.ok|lower }}" class="{{ 'ok' if b.ok else 'bad' }}">
+<td class="mark">{{ '✓' if b.ok else '✗' }}</td>
+<td>reverse_elem_ops ≤ C · primal_elem_ops, C = {{ arrays.constant }}, at every n ≥ {{ arrays.n0 }}<br><small>seed 004 §5-§7: once the builds are bulk operations, the gradient costs a constant factor of the program</small></td><td>all {{ b.families }} array families</td>
+<td>{% if b.without %}<b>dualarrays</b> (no bot; not a check)<br>up to {{ b.without }}{% else %}—{% endif %}</td>
+<td data-engine="{{ b.stages|map(attribute='stage')|join(' ') }}" data-verdict="{{ 'holds' if b.ok else 'fails' }}">{% for s in b.stages %}<b>{{ s.stage }}</b>{% if not s.ok %} ✗{% endif %}<br>paper: ≤ C · primal<br>measured on {{ s.families }} families: at most {{ s.worst }}{% if s.declined %}; declined: {{ s.declined|join(', ') }}{% endif %}{% for f in s.failing %}; {{ f }}{% endfor %}{% if not loop.last %}<br>{% endif %}{% endfor %}</td></tr>
+{% endif %}{% endif %}
 </table></div>
 </section>
 
@@ -166,6 +177,49 @@ Hover a cell for the verdict's reason.</p>
 </section>
 {% endfor %}
 </section>
+
+{% if arrays %}<section id="arrays">
+<h2>Arrays: seed 004's stages, measured on counts</h2>
+<p class="note">Smeding, Konarski, Peyton Jones &amp; Fitzgibbon (seed 004) differentiate array programs with dual
+numbers in four stages: <b>delta</b> (§2: dual numbers with a Delta term, arrays element at a time),
+<b>dualarrays</b> (§4.2, §6: an array paired with one Delta), <b>bot</b> (§5: the bulk-operation transformation
+rewrites every <code>build</code> into gathers, replicates and element-wise operations, then §6) and
+<b>compiled</b> (§7: the same differentiated at compile time into a gradient program). Everything here is a count
+of <code>back.stats</code>: <code>delta_nodes</code> (Delta constructors made), <code>onehot_volume</code>
+(elements of one-hot and multi-hot cotangent arrays allocated), <code>primal_elem_ops</code> and
+<code>reverse_elem_ops</code> (element operations of the program and of the reverse pass). Growth classes are
+fitted as for seed 000 (a "?" marks a fit worse than {{ arrays.good_fit }}); a stage skips the sizes whose predicted
+reverse cost is over the budget. <code>compiled</code> declines what it has no symbolic derivative for
+(<code>maxOuter</code>'s arg-max), which is not a failure.</p>
+<div class="plots">
+{% for f in arrays.figures %}<figure class="plot arrays {{ f.kind }}" data-family="{{ f.family }}"><img src="{{ f.plot.uri }}" width="{{ f.plot.width }}" height="{{ f.plot.height }}" alt="{{ f.plot.alt }}"><figcaption>{{ f.caption }}</figcaption></figure>
+{% endfor %}</div>
+<p class="note">Per family and stage: how the Delta nodes and the one-hot volume grow with n ("1": the same count at
+every n; "—": fewer than four sizes within the budget, nothing fitted; "none": zero at every n), then the largest
+reverse_elem_ops / primal_elem_ops at n ≥ {{ arrays.n0 }}. The gradients of the four stages are compared at every n
+(to 1e-9 relative); the counts below say where one differs.</p>
+<div class="scroll"><table class="growth arrays">
+<tr><th>array family</th>{% for e in arrays.stages %}<th>{{ e }}</th>{% endfor %}</tr>
+{% for row in arrays.table %}<tr data-array-family="{{ row.name }}"><td>{{ row.name|breakable }}</td>
+{% for c in row.cells %}{% if c.status == 'ok' or c.status == 'error' %}<td data-array-family="{{ row.name }}" data-engine="{{ c.stage }}" data-deltas="{{ c.deltas }}" data-onehot="{{ c.onehot }}" data-ratio="{{ '%.3g'|format(c.ratio_max) }}" class="{{ 'bad' if c.status == 'error' else '' }}"{% if c.why %} title="{{ c.why }}"{% endif %}>Delta nodes {% if c.deltas == '0' %}none{% else %}~ <span class="nw">{{ c.deltas }}</span>{% endif %}<br>one-hot {% if c.onehot == '0' %}none{% else %}~ <span class="nw">{{ c.onehot }}</span>{% endif %}<br><small>reverse / primal ≤ {{ '%.3g'|format(c.ratio_max) }}{% if c.skipped %}; {{ c.skipped }} size{{ 's' if c.skipped != 1 }} skipped{% endif %}</small></td>{% else %}<td data-array-family="{{ row.name }}" data-engine="{{ c.stage }}" class="inconclusive" title="{{ c.why }}">{{ 'declined' if c.status == 'declined' else 'not measured' }}</td>{% endif %}{% endfor %}</tr>
+{% endfor %}
+</table></div>
+<details><summary>measured counts, by array family ({{ arrays.families|length }} families)</summary>
+{% for f in arrays.families %}<section class="array-family" id="array-{{ f.name }}" data-array-family="{{ f.name }}">
+<h3>{{ f.name }}</h3>
+<p class="note">{{ f.description }} <br><small>n = {{ f.ns|join(", ") }}</small></p>
+<details><summary>the program at n = {{ f.sample_n }}</summary><pre>{{ f.sample }}</pre></details>
+<div class="scroll"><table class="data">
+<tr><th rowspan="2">n</th>{% for e in arrays.stages %}<th colspan="5">{{ e }}</th>{% endfor %}{% for e in arrays.stages %}<th class="time" rowspan="2">{{ e }} s</th>{% endfor %}</tr>
+<tr>{% for e in arrays.stages %}<th>Delta nodes</th><th>one-hot volume</th><th>primal elem ops</th><th>reverse elem ops</th><th>ratio</th>{% endfor %}</tr>
+{% for row in f.rows %}<tr><td class="num">{{ row.n }}</td>
+{% for v in row.cells %}{% if v.status == 'ok' %}<td class="num">{{ v.deltas }}</td><td class="num">{{ v.onehot }}</td><td class="num">{{ v.primal }}</td><td class="num">{{ v.reverse }}</td><td class="num">{{ v.ratio }}{% if v.agrees == false %} (gradient differs){% endif %}</td>{% else %}<td colspan="5" title="{{ v.status }}">{{ v.status.split(':')[0] }}</td>{% endif %}{% endfor %}
+{% for v in row.cells %}<td class="num time">{{ v.seconds }}</td>{% endfor %}</tr>
+{% endfor %}
+</table></div>
+</section>
+{% endfor %}</details>
+</section>{% endif %}
 
 {% if parallel %}<section id="parallel">
 <h2>Work, span and parallelism</h2>
@@ -225,7 +279,12 @@ whose best fit leaves more than {{ good_fit }} relative RMS residual.</li>
 <li>Verdict "linear": r(n) = cost / (T + I + O) is bounded: over the last decade of n it rises by at most
 {{ tolerance }} of its final value, or by at most half of what it rose over the decade before (a start-up cost
 converging to a constant), and n spans at least {{ min_decades }} decades.</li>
-<li>Plots are drawn with matplotlib and embedded in this file as SVG images; the reference slopes are guides for the eye, not fits.</li>
+{% if arrays %}<li>Arrays (seed 004): the families of <code>ARRAY_FAMILIES</code> at n = 1, 2, 4, … on {{ arrays.stages|join(", ") }};
+each run is one <code>vjp</code> and one backpropagator call with an all-ones cotangent, and its <code>back.stats</code> give the counts.
+"Θ(g)" holds when the growth class fitted to the counts is g (within {{ arrays.good_fit }} relative RMS, at least four sizes
+over a decade of n), "O(1) in n" when the count is the same at every n, "O(n)" when the class is at most n or the count is
+zero throughout. <code>python3 -m advalidate.report.check</code> judges these claims again from the counts embedded in the page.</li>
+{% endif %}<li>Plots are drawn with matplotlib and embedded in this file as SVG images; the reference slopes are guides for the eye, not fits.</li>
 <li>Settings of this run: {{ settings }}.</li>
 </ul>
 </section>

@@ -46,6 +46,11 @@ class Settings:
     peer_size: dict[str, int]  # largest T + I + O timed per outside system
     grids: dict[str, tuple[int, ...]] = field(default_factory=dict)  # explicit per-family grids
     repeats: int = 1  # timing repeats (the minimum is kept); costs are exact anyway
+    # The array families of seed 004 (`advalidate.report.arrays`): largest n, per-family largest n,
+    # and the predicted reverse cost above which a stage skips the larger sizes.
+    array_n_max: int = 128
+    array_n_max_by_family: dict[str, int] = field(default_factory=dict)
+    array_cost_budget: int = 300_000
 
     @staticmethod
     def quick() -> Settings:
@@ -56,6 +61,9 @@ class Settings:
             cost_budget=400_000,
             peer_size={"autograd": 2_000, "jax": 0, "torch": 1_000},
             grids={"summatvec": _squares(32)},
+            array_n_max=128,
+            array_n_max_by_family={"matvec": 32, "matmul": 16, "matmul_first_order": 16, "mlp2": 32},
+            array_cost_budget=300_000,
         )
 
     @staticmethod
@@ -67,6 +75,9 @@ class Settings:
             cost_budget=8_000_000,
             peer_size={"autograd": 20_000, "jax": 150, "torch": 20_000},
             grids={"summatvec": _squares(128)},
+            array_n_max=2048,
+            array_n_max_by_family={"matvec": 256, "matmul": 64, "matmul_first_order": 64, "mlp2": 128},
+            array_cost_budget=4_000_000,
         )
 
 

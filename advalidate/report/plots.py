@@ -20,6 +20,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
+from .arrays import BULK_CONSTANT, BULK_N0, ArrayFamilyResult
 from .measure import PARALLEL_KEYS, FamilyResult, Point
 
 # One colour and marker per engine, the same in every plot.
@@ -34,7 +35,25 @@ STYLE: dict[str, tuple[str, str]] = {
     "autograd": ("#8c564b", "s"),
     "jax": ("#e377c2", "D"),
     "torch": ("#7f7f7f", "o"),
+    # seed 004's array stages
+    "delta": ("#d62728", "v"),
+    "dualarrays": ("#ff7f0e", "^"),
+    "bot": ("#2ca02c", "P"),
+    "compiled": ("#1f77b4", "o"),
 }
+# One colour and marker per array family in the plots that draw every family.
+FAMILY_STYLE = (
+    ("#1f77b4", "o"),
+    ("#ff7f0e", "^"),
+    ("#2ca02c", "s"),
+    ("#d62728", "v"),
+    ("#9467bd", "D"),
+    ("#8c564b", "P"),
+    ("#e377c2", "X"),
+    ("#7f7f7f", "<"),
+    ("#bcbd22", ">"),
+    ("#17becf", "*"),
+)
 WIDTH_IN, HEIGHT_IN, DPI = 7.6, 4.2, 100  # 730 x 403 CSS px at 1:1
 GUIDE = "#9a9a9a"
 RC = {
@@ -83,6 +102,7 @@ class Plot:
     svg: bytes = field(default=b"", repr=False)
 
 
+SLOPE_1 = Guide("∝ 1", lambda n: 1.0, (0, (2, 2)))
 SLOPE_LOG = Guide("∝ log n", lambda n: math.log2(n + 1), (0, (1, 3)))
 SLOPE_N = Guide("∝ n", lambda n: n, (0, (1, 1.5)))
 SLOPE_N2 = Guide("∝ n²", lambda n: n * n, (0, (4, 1.5, 1, 1.5)))
@@ -141,8 +161,10 @@ def chart(
     lines: Sequence[Line],
     description: str,
     guides: Sequence[Guide] = (),
+    note: str = "",
 ) -> Plot:
-    """A log-log chart of `lines` (positive coordinates only), as an SVG `data:` URI."""
+    """A log-log chart of `lines` (positive coordinates only), as an SVG `data:` URI; `note` is
+    written under the legend (what the chart cannot draw, such as a series that is zero)."""
     lines = [Line(ln.label, [p for p in ln.points if p[0] > 0 and p[1] > 0], ln.colour, ln.marker, ln.dashed)
              for ln in lines]  # fmt: skip
     lines = [ln for ln in lines if ln.points]
@@ -187,6 +209,8 @@ def chart(
         ax.grid(True, which="major", color="#e2e2e2", linewidth=0.8)
         ax.set_axisbelow(True)
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, borderaxespad=0.0)
+        if note:
+            ax.text(1.03, 0.0, note, transform=ax.transAxes, ha="left", va="bottom", fontsize=8.5, color="#444444")
         return _save(fig, description)
 
 
@@ -327,4 +351,74 @@ def time_plot(r: FamilyResult, engines: Sequence[str]) -> Plot:
         lines,
         f"{r.name}: wall time in seconds against n, log-log (noisy)",
         guides=(SLOPE_N,),
+    )
+
+
+# ---- the arrays section (seed 004) ---------------------------------------------------------------
+
+COUNT_UNITS = {
+    "delta_nodes": "Delta nodes created (count)",
+    "onehot_volume": "one-hot / multi-hot cotangent\nelements allocated (count)",
+}
+
+
+def array_count_plot(
+    r: ArrayFamilyResult, counter: str, stages: Sequence[str], title: str, guides: Sequence[Guide]
+) -> Plot:
+    """One counter of `back.stats` against n for the stages of one array family; a stage whose count
+    is zero at every n cannot be drawn on a log scale and is named under the legend instead."""
+    lines, zero = [], []
+    for name in stages:
+        pts = r.series.get(name)
+        if not pts:
+            continue
+        ok = [p for p in pts if p.status == "ok"]
+        if ok and all(p.counts[counter] == 0 for p in ok):
+            zero.append(name)
+            continue
+        lines.append(_engine_line(name, [(p.n, p.counts[counter]) for p in ok], pts))  # type: ignore[arg-type]
+    note = "\n".join(f"{name}: 0 at every n" for name in zero)
+    unit = COUNT_UNITS[counter]
+    return chart(
+        f"{r.name}: {title}",
+        N_LABEL,
+        unit,
+        lines,
+        f"{r.name}: {unit.replace(chr(10), ' ')} against n, log-log, for {', '.join(stages)}"
+        + (f"; {', '.join(zero)} allocate none" if zero else ""),
+        guides=guides,
+        note=note,
+    )
+
+
+def array_bulk_plot(results: Sequence[ArrayFamilyResult], stage: str) -> Plot:
+    """reverse_elem_ops / primal_elem_ops of one stage against n, one line per array family, with
+    the constant C of the claim drawn flat."""
+    lines = []
+    xs: list[float] = []
+    declined = []
+    for k, r in enumerate(results):
+        pts = r.series.get(stage)
+        if not pts:
+            continue
+        ok = [p for p in pts if p.status == "ok" and p.counts.get("primal_elem_ops")]
+        if not ok:
+            declined.append(r.name)
+            continue
+        colour, marker = FAMILY_STYLE[k % len(FAMILY_STYLE)]
+        ratio = [(p.n, p.counts["reverse_elem_ops"] / p.counts["primal_elem_ops"]) for p in ok]
+        lines.append(Line(r.name + _skip_note(pts), ratio, colour, marker))  # type: ignore[arg-type]
+        xs += [p.n for p in ok]
+    if xs:
+        lines.append(Line(f"C = {BULK_CONSTANT}", [(min(xs), BULK_CONSTANT), (max(xs), BULK_CONSTANT)], "#000000",
+                          dashed=True))  # fmt: skip
+    note = f"checked from n = {BULK_N0}" + ("".join(f"\n{name}: declined" for name in declined))
+    return chart(
+        f"{stage}: reverse / primal element operations",
+        N_LABEL,
+        "reverse_elem_ops / primal_elem_ops\n(per primal element operation)",
+        lines,
+        f"{stage}: reverse element operations divided by primal element operations against n, log-log, one line "
+        f"per array family, with the constant C = {BULK_CONSTANT} of the claim",
+        note=note,
     )
