@@ -1,7 +1,8 @@
-"""The `advalidate` command (DESIGN.md, "Command line").
+"""The `advalidate` command (README.md, "Command line").
 
-Exit status: 0 nothing found, 1 a finding, 2 bad usage or bad input. Bad input is reported as one
-message naming file, line and column; it never produces a traceback.
+Exit status: 0 nothing found, 1 a finding, 2 bad usage or bad input, 3 nothing found but nothing
+checked or incidents (`cli_args.EXIT_STATUSES`). Bad input is reported as one message naming file,
+line and column; it never produces a traceback.
 """
 
 from __future__ import annotations
@@ -10,18 +11,34 @@ import argparse
 import dataclasses
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .cli_args import (
+    EXIT_FINDING,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    EXIT_STATUSES,
+    EXIT_USAGE,
+    UsageError,
+    check_names,
+    cli_engine,
+    known_names,
+    names_epilog,
+)
 from .lang.errors import AdvError, EvalError, SourceError, ValueParseError
 from .lang.program import Program, evaluate, parse
 from .lang.values import parse_value, show_value
 
-EXIT_OK, EXIT_FINDING, EXIT_USAGE = 0, 1, 2
+__all__ = ["EXIT_FINDING", "EXIT_INCOMPLETE", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main"]
 
-
-class UsageError(Exception):
-    """Bad command-line usage or input: printed as one line, exit status 2."""
+DESCRIPTION = (
+    "advalidate: verification and property testing of automatic differentiation (AD). Evaluate and "
+    "differentiate programs of a small functional language, judge the gradients of AD engines with "
+    "oracles, fuzz engines with random programs, and measure their complexity. The README has the "
+    "language, the plug-in protocol for your own engine and every command."
+)
 
 
 def load_program(path: str) -> Program:
@@ -35,8 +52,9 @@ def load_program(path: str) -> Program:
 INPUT_LINE = "-- input:"
 
 
-def program_input(prog: Program, given: str | None, path: str) -> object:
-    """The value of `--input`, else of the program file's `-- input: VALUE` line."""
+def program_input(prog: Program, given: str | None, path: str, required: bool = True) -> object:
+    """The value of `--input`, else of the program file's `-- input: VALUE` line; without either,
+    a usage error, or None when not `required`."""
     if given is not None:
         return parse_value(given, prog.input_type, filename="--input")
     source = prog.source or ""
@@ -53,6 +71,8 @@ def program_input(prog: Program, given: str | None, path: str) -> object:
                     err.span, line=n, end_line=n, col=err.span.col + shift, end_col=err.span.end_col + shift
                 )
                 raise ValueParseError(err.message, span, source) from None
+    if not required:
+        return None
     raise UsageError(f"{path}: no input: give --input VALUE or add a line '{INPUT_LINE} VALUE' to the file")
 
 
@@ -64,11 +84,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_grad(args: argparse.Namespace) -> int:
-    from .impl import engine
-
     prog = load_program(args.file)
     x = program_input(prog, args.input, args.file)
-    eng = engine(args.engine)
+    eng = cli_engine(args.engine)
     y, back = eng.vjp(prog, x, numeric=args.numeric)
     dy = parse_value(args.cotangent, prog.output_type, filename="--cotangent") if args.cotangent else _ones(y)
     print(show_value(back(dy)))
@@ -85,32 +103,49 @@ def _ones(y: object) -> object:
 def _cmd_show(args: argparse.Namespace) -> int:
     from .impl import show
 
-    print(show(load_program(args.file), args.engine))
+    prog = load_program(args.file)
+    cli_engine(args.engine)  # a plug-in stage is found (and checked) the way every command finds one
+    print(show(prog, args.engine))
     return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .impl import engine
     from .oracles import check, oracle_names
 
     prog = load_program(args.file)
-    x = parse_value(args.input, prog.input_type, filename="--input") if args.input is not None else None
-    for name in args.oracle or []:
-        if name not in oracle_names():
-            raise UsageError(f"unknown oracle {name!r}; oracles: {', '.join(oracle_names())}")
-    if any(":" in name for name in args.engine or []) and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # `module:attr` engines are found from the current directory too
-    engines = [engine(name) for name in args.engine] if args.engine else None
+    x = program_input(prog, args.input, args.file, required=False)  # None: drawn from --seed
+    check_names("oracle", args.oracle, oracle_names())
+    engines = [cli_engine(name) for name in args.engine] if args.engine else None
     numeric = None if args.numeric == "auto" else args.numeric
     res = check(prog, x, engines=engines, oracles=args.oracle, seed=args.seed, numeric=numeric)
     print(f"program: {args.file}")
     print(res.report(details="all" if args.verbose else "failures"))
-    return EXIT_OK if res.ok else EXIT_FINDING
+    if not res.ok:
+        return EXIT_FINDING
+    if not any(v.status in ("pass", "fail") for v in res.verdicts):
+        print(
+            "advalidate: nothing was checked: every verdict is inconclusive or not applicable "
+            f"(exit status {EXIT_INCOMPLETE}; -v says why)",
+            file=sys.stderr,
+        )
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="advalidate", description=__doc__.splitlines()[0])
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="advalidate",
+        description="\n".join(textwrap.wrap(DESCRIPTION, 100)),
+        epilog=names_epilog() + "\n\n" + EXIT_STATUSES + "\n\n'advalidate COMMAND --help' describes one command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"advalidate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    names = known_names()
+    engines = ", ".join(names["engines"] + names["adapters"]) + " or module:attr"
+    oracles = ", ".join(names["oracles"])
     run = sub.add_parser("run", help="evaluate a program at an input and print its value")
     run.add_argument("file", metavar="FILE.adv")
     input_help = "input value, e.g. '(12.0, 13.0)' (default: the file's '-- input: VALUE' line)"
@@ -120,19 +155,32 @@ def build_parser() -> argparse.ArgumentParser:
     grad = sub.add_parser("grad", help="print the gradient of a program at an input (reverse mode)")
     grad.add_argument("file", metavar="FILE.adv")
     grad.add_argument("--input", metavar="VALUE", help=input_help)
-    grad.add_argument("--engine", default="tape", help="engine name or module:attr (default: tape)")
+    grad.add_argument("--engine", default="tape", metavar="NAME|module:attr", help=f"engine: {engines} (default: tape)")
     grad.add_argument("--numeric", choices=("float", "mp"), default="float")
     grad.add_argument("--cotangent", metavar="VALUE", help="output cotangent (default: all ones)")
     grad.set_defaults(handler=_cmd_grad)
     show = sub.add_parser("show", help="print the program transformed by one stage of the algorithm")
     show.add_argument("file", metavar="FILE.adv")
-    show.add_argument("--engine", default="tape", help="stage name (default: tape)")
+    show.add_argument(
+        "--engine", default="tape", metavar="NAME", help=f"stage: {', '.join(names['engines'])} (default: tape)"
+    )
     show.set_defaults(handler=_cmd_show)
-    chk = sub.add_parser("check", help="judge the gradients of engines on one program with the oracles")
+    chk = sub.add_parser(
+        "check",
+        help="judge the gradients of engines on one program with the oracles",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     chk.add_argument("file", metavar="FILE.adv")
-    chk.add_argument("--input", metavar="VALUE", help="input value (default: drawn from --seed)")
-    chk.add_argument("--engine", action="append", metavar="NAME", help="name or module:attr (repeatable; default: all)")
-    chk.add_argument("--oracle", action="append", metavar="NAME", help="oracle (repeatable; default: all)")
+    check_input = "input value (default: the file's '-- input: VALUE' line, else drawn from --seed)"
+    chk.add_argument("--input", metavar="VALUE", help=check_input)
+    chk.add_argument(
+        "--engine",
+        action="append",
+        metavar="NAME|module:attr",
+        help=f"engine: {engines} (repeatable; default: every built-in engine)",
+    )
+    chk.add_argument("--oracle", action="append", metavar="NAME", help=f"oracle: {oracles} (repeatable; default: all)")
     chk.add_argument("--seed", type=int, default=0, help="seeds the random cotangent (and the input) (default: 0)")
     chk.add_argument(
         "--numeric", choices=("auto", "float", "mp"), default="auto", help="auto: mp where an engine supports it"

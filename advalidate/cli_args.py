@@ -1,13 +1,34 @@
-"""Argument types shared by the subcommands of the `advalidate` command."""
+"""What the subcommands of the `advalidate` command share: exit statuses, argument types, and the
+one way an engine named on the command line is loaded."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import sys
 from collections.abc import Callable
+from typing import Any
+
+#: Exit statuses of every subcommand (README, "Command line"). 0, 1 and 2 are the contract; 3 is
+#: what a run that cannot vouch for anything says instead of 0.
+EXIT_OK = 0  # nothing found
+EXIT_FINDING = 1  # a finding: a wrong gradient or a complexity violation
+EXIT_USAGE = 2  # bad usage or bad input (one message, no traceback)
+EXIT_INCOMPLETE = 3  # nothing found, but nothing was checked, or incidents (timeouts, crashes, errors)
+
+EXIT_STATUSES = f"""\
+exit status:
+  {EXIT_OK}  nothing found
+  {EXIT_FINDING}  a finding (a wrong gradient or a complexity violation)
+  {EXIT_USAGE}  bad usage or bad input
+  {EXIT_INCOMPLETE}  nothing found, but the run cannot vouch for that: no program or gradient was
+     checked at all, or there were incidents (a program that timed out, crashed its worker, ran
+     out of memory or made the check fail)"""
 
 
 def positive(kind: type) -> Callable[[str], float | int]:
-    """An argparse type: a number of `kind` (int or float) greater than zero."""
+    """An argparse type: a finite number of `kind` (int or float) greater than zero."""
 
     def conv(text: str) -> float | int:
         try:
@@ -15,8 +36,76 @@ def positive(kind: type) -> Callable[[str], float | int]:
         except ValueError:
             what = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
         if v <= 0:
             raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
         return v
 
     return conv
+
+
+def add_import_path(directory: str | None = None) -> None:
+    """Let `module:attr` engines be found in `directory` (default: the current directory).
+
+    The directory goes at the end of `sys.path`, so a module there can never shadow the standard
+    library or an installed package that advalidate imports later.
+    """
+    here = os.path.abspath(directory or os.getcwd())
+    if here not in sys.path and os.path.join(here, "") not in sys.path:
+        sys.path.append(here)
+
+
+def cli_engine(name: str) -> Any:
+    """An engine named on the command line: a built-in name, an adapter, or `module:attr` looked up
+    in the current directory too. Every command loads engines through this one function."""
+    from .impl.registry import engine, is_plugin_spec
+
+    if is_plugin_spec(name):
+        add_import_path()
+    return engine(name)
+
+
+def check_names(kind: str, given: list[str] | None, known: list[str]) -> None:
+    """Raise `UsageError` for the first of `given` that is not in `known`, with a did-you-mean."""
+    from .impl.registry import suggest
+
+    for name in given or []:
+        if name not in known:
+            raise UsageError(f"unknown {kind} {name!r}{suggest(name, known)}; {kind}s: {', '.join(known)}")
+
+
+class UsageError(Exception):
+    """Bad command-line usage or input: printed as one line, exit status 2."""
+
+
+def known_names() -> dict[str, list[str]]:
+    """Engines, adapters, oracles and program families, by kind (for help texts and suggestions)."""
+    from .generators.families import FAMILIES
+    from .impl.registry import adapter_names, engine_names
+    from .oracles import oracle_names
+
+    return {
+        "engines": engine_names(),
+        "adapters": adapter_names(),
+        "oracles": list(oracle_names()),
+        "families": list(FAMILIES),
+    }
+
+
+def names_epilog() -> str:
+    """The names a user can give, as a help epilog."""
+    import textwrap
+
+    names = known_names()
+    rows = [
+        ("engines", ", ".join(names["engines"]) + " (built in)"),
+        ("adapters", ", ".join(names["adapters"]) + " (need their library: pip install 'advalidate[peers]' / [torch])"),
+        ("your engine", "--engine module:attr (an engine object or class, found from the current directory too)"),
+        ("oracles", ", ".join(names["oracles"])),
+        ("families", ", ".join(names["families"]) + " (advalidate gen --family NAME)"),
+    ]
+    lines = []
+    for label, text in rows:
+        lines += textwrap.wrap(text, 96, initial_indent=f"  {label + ':':<13}", subsequent_indent=" " * 15)
+    return "names:\n" + "\n".join(lines)
