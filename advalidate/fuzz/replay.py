@@ -1,77 +1,163 @@
 """`advalidate replay DIR`: re-run one finding; exit 1 while the bug is there, 0 once it is fixed.
 
-Everything comes from the finding directory: `program.adv` (the shrunk program), `input.txt`, and
-from `finding.json` the engine (`engine_spec`: a built-in name or `module:attr`), the oracle and
-the seed its check used (the random cotangent is drawn from it). `--engine` replays the same
-program against another engine (e.g. the fixed one); `--original` replays the unshrunk program.
+The program comes from `program.adv` (the shrunk program; `--original`: `original.adv`) and
+`input.txt`, and from `finding.json` the oracle, the seed its check used (the random cotangent is
+drawn from it) and the engine.
+
+A finding directory is data that people send each other in bug reports, so replaying one never
+runs code that the directory names: only a built-in engine name (`tape`, ..., and the adapters
+`autograd`, `jax`, `torch`) is taken from `finding.json`. A finding made with a plug-in engine
+(`module:attr`) is replayed only when the user names the engine on the command line
+(`--engine module:attr`); otherwise replay stops with exit status 2 and says how. Nothing from the
+directory is put on the import path either. `--engine NAME` also replays the finding against
+another engine (e.g. the fixed one).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..lang.program import parse
 from ..lang.values import parse_value
-from .findings import FINDING_JSON, read_finding
-from .worker import ensure_import_path, load_engine_spec
+from .findings import FINDING_JSON, reproduce_command
 
 
 class ReplayError(Exception):
-    """The directory is not a finding directory or its engine cannot be loaded (exit status 2)."""
+    """The directory is not a finding directory or its engine cannot be used (exit status 2)."""
 
 
 @dataclass
 class ReplayResult:
-    status: str  # pass | fail | inconclusive
+    status: str  # pass | fail | inconclusive | not_applicable
     verdict: Any
     report: str
     finding: dict[str, Any]
+    engine: str = ""
 
     @property
     def exit_status(self) -> int:
         return 1 if self.status == "fail" else 0
 
 
-def replay(directory: Path | str, engine: Any = None, original: bool = False) -> ReplayResult:
-    d = Path(directory)
-    if not (d / FINDING_JSON).exists():
+def printable(text: object, limit: int = 200) -> str:
+    """Text from a received file, safe to print: control characters (terminal escapes) escaped."""
+    s = str(text)
+    s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def read_finding_json(d: Path) -> dict[str, Any]:
+    """`finding.json` of a finding directory, checked: a readable JSON object naming an oracle."""
+    path = d / FINDING_JSON
+    if not path.is_file():
         raise ReplayError(f"{d}: not a finding directory (no {FINDING_JSON})")
-    info = read_finding(d)
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReplayError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise ReplayError(
+            f"{path}:{exc.lineno}:{exc.colno}: corrupt or truncated: {exc.msg}; "
+            "the finding's program and input are still in program.adv and input.txt"
+        ) from None
+    if not isinstance(info, dict):
+        raise ReplayError(f"{path}: not a finding: expected a JSON object, found {type(info).__name__}")
+    return info
+
+
+def _field(info: dict[str, Any], d: Path, key: str) -> str:
+    value = info.get(key)
+    if not isinstance(value, str) or not value:
+        raise ReplayError(f"{d / FINDING_JSON}: no {key!r} (a name) in the finding")
+    return value
+
+
+def recorded_engine(info: dict[str, Any], d: Path) -> str:
+    """The engine a finding was made with: its `engine_spec`, else its `engine` name."""
+    spec = info.get("engine_spec") or info.get("engine")
+    if not isinstance(spec, str) or not spec:
+        raise ReplayError(
+            f"{d / FINDING_JSON}: no engine in the finding; give one: advalidate replay {d} --engine NAME"
+        )
+    return spec
+
+
+def choose_engine(info: dict[str, Any], d: Path, given: Any = None) -> Any:
+    """The engine to replay with: `given` (the user's `--engine`, or an engine object), else the
+    finding's own engine if it is a built-in one. Never imports a plug-in named by the directory."""
+    from ..cli_args import cli_engine
+    from ..impl.registry import EngineError, is_builtin, valid_spec
+
+    if given is not None and not isinstance(given, str):
+        return given
+    if given is None:
+        spec = recorded_engine(info, d)
+        if not is_builtin(spec):
+            if valid_spec(spec):
+                path = info.get("pythonpath")
+                path = path if isinstance(path, str) and path and printable(path) == path else None
+                how = f"if you trust it, name it yourself: {reproduce_command(d, spec, path)}"
+            else:
+                how = f"its engine {printable(spec)!r} is not a module:attr name; give one with --engine"
+            raise ReplayError(
+                f"{d}: this finding was made with the plug-in engine {printable(spec)!r}; replay never imports "
+                f"code named in a finding directory: {how} (or --engine NAME for a built-in engine)"
+            )
+        given = spec
+    try:
+        return cli_engine(given)
+    except EngineError as exc:
+        raise ReplayError(str(exc)) from None
+
+
+def replay(directory: Path | str, engine: Any = None, original: bool = False) -> ReplayResult:
+    """Re-run the check of a finding. `engine`: a name, `module:attr` or engine object to use
+    instead of the finding's own (which is used only when it is a built-in engine)."""
+    from ..oracles import oracle_names
+
+    d = Path(directory)
+    info = read_finding_json(d)
+    oracle = _field(info, d, "oracle")
+    if oracle not in oracle_names():
+        raise ReplayError(
+            f"{d / FINDING_JSON}: unknown oracle {printable(oracle)!r}; oracles: {', '.join(oracle_names())}"
+        )
+    seed = info.get("check_seed", info.get("seed", 0))
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ReplayError(f"{d / FINDING_JSON}: the check seed is not an integer: {printable(seed)!r}")
     pname, iname = ("original.adv", "original-input.txt") if original else ("program.adv", "input.txt")
     try:
         text = (d / pname).read_text(encoding="utf-8")
         input_text = (d / iname).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ReplayError(f"{d}: cannot read the finding: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason})"
+        raise ReplayError(f"{d}: cannot read the finding: {why}: {getattr(exc, 'filename', None) or pname}") from None
+    eng = choose_engine(info, d, engine)
     prog = parse(text, filename=str(d / pname))
     x = parse_value(input_text, prog.input_type, filename=str(d / iname))
-    ensure_import_path()
-    spec = engine if engine is not None else info.get("engine_spec") or info["engine"]
-    try:
-        eng = load_engine_spec(spec) if isinstance(spec, str) else spec
-    except Exception as exc:  # noqa: BLE001 - reported as bad input
-        raise ReplayError(f"cannot load engine {spec!r}: {exc}") from None
     from ..oracles import check
 
-    seed = int(info.get("check_seed", info.get("seed", 0)))
-    res = check(prog, x, engines=[eng], oracles=[info["oracle"]], seed=seed)
+    res = check(prog, x, engines=[eng], oracles=[oracle], seed=seed)
     v = res.verdicts[0]
-    return ReplayResult(v.status, v, res.report(details="all"), info)
+    label = engine if isinstance(engine, str) else str(getattr(eng, "name", "") or recorded_engine(info, d))
+    return ReplayResult(v.status, v, res.report(details="all"), info, label)
 
 
 def replay_main(directory: str, engine: str | None = None, original: bool = False) -> int:
-    res = replay(directory, engine, original)
+    res = replay(directory, engine, original)  # a bad program.adv / input.txt: an AdvError, located
     info = res.finding
     which = "original" if original else "shrunk"
-    eng = engine or info.get("engine_spec") or info["engine"]
-    print(f"replay {directory}: {which} program, engine {eng}, oracle {info['oracle']}")
+    print(f"replay {directory}: {which} program, engine {printable(res.engine)}, oracle {info['oracle']}")
     print(res.report)
     if res.status == "fail":
-        print(f"still failing: exit 1 (found as: {str(info.get('detail', ''))[:200]})")
+        print(f"still failing: exit 1 (found as: {printable(info.get('detail', ''))})")
     elif res.status == "pass":
         print("passes now: exit 0")
     else:
-        print("inconclusive now (not a failure): exit 0")
+        print(f"{res.status.replace('_', ' ')} now (not a failure): exit 0")
     return res.exit_status
