@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
+from ..impl.registry import EngineError
 from ..oracles.verdict import FAIL, STATUSES
 from .findings import (
     FINDING_JSON,
@@ -103,6 +105,7 @@ class CampaignConfig:
     exitfirst: bool = False  # stop at the first failure, once it is shrunk (`--exitfirst` / `-x`)
     sample: dict[str, int] | None = None  # oracle -> run on one program in N (default SAMPLED_ORACLES)
     command: str | None = None  # the command line, recorded in the summary
+    memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (--memory-limit)
 
 
 @dataclass
@@ -243,6 +246,8 @@ class Campaign:
         for spec in specs:
             try:
                 eng = load_engine_spec(spec) if isinstance(spec, str) else spec
+            except EngineError as exc:  # its message already names the engine and the problem
+                raise CampaignError(str(exc)) from None
             except Exception as exc:  # noqa: BLE001 - reported as bad usage
                 raise CampaignError(f"cannot load engine {spec!r}: {exc}") from None
             name = engine_label(eng)
@@ -275,6 +280,7 @@ class Campaign:
             sample=dict(SAMPLED_ORACLES if cfg.sample is None else cfg.sample),
             sys_path=list(sys.path),
             cwd=os.getcwd(),
+            memory_limit=cfg.memory_limit,
         )
 
     def _clear_previous(self) -> bool:
@@ -830,6 +836,16 @@ class Campaign:
             st = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise CampaignError(f"{path}: cannot read campaign state: {exc}") from None
+        try:  # valid JSON with missing or mistyped fields: bad input, not a traceback
+            self._restore_state(st)
+            counters = (self.next_index, self.programs, self.skipped, self.errors, self.number)
+            if not all(isinstance(n, int) and not isinstance(n, bool) for n in counters):
+                raise TypeError("a program counter is not an integer")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            what = f"missing field {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise CampaignError(f"{path}: not a campaign state that --resume can continue ({what})") from None
+
+    def _restore_state(self, st: dict[str, Any]) -> None:
         c = st["config"]
         cfg = self.cfg
         for key in ("seed", "max_size", "oracles"):
@@ -875,7 +891,12 @@ class Campaign:
         return time.monotonic() - self.started
 
     def exit_status(self) -> int:
-        return 1 if self.findings else 0
+        """0 nothing found, 1 findings, 3 nothing found but nothing was checked (no verdict passed or
+        failed) or there were incidents (timeouts, worker crashes, errors): see `cli_args`."""
+        if self.findings:
+            return EXIT_FINDING
+        judged = sum(n for (_, _, s), n in self.verdicts.items() if s in ("pass", "fail"))
+        return EXIT_INCOMPLETE if self.incidents or not judged else EXIT_OK
 
     def counts(self) -> dict[str, int]:
         """Verdicts per status: pass, fail, inconclusive, not_applicable (each apart)."""

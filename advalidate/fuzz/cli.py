@@ -1,23 +1,34 @@
-"""The `advalidate fuzz` and `advalidate replay` subcommands (DESIGN.md, "Command line")."""
+"""The `advalidate fuzz` and `advalidate replay` subcommands (README.md, "Fuzzing" and "Command line")."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
-from ..cli_args import positive
-
-EXIT_USAGE = 2
+from ..cli_args import (
+    EXIT_INCOMPLETE,
+    EXIT_STATUSES,
+    EXIT_USAGE,
+    UsageError,
+    check_names,
+    known_names,
+    positive,
+)
 
 
 def add_commands(sub: Any) -> None:
+    names = known_names()
     fuzz = sub.add_parser(
         "fuzz",
         help="run a time-boxed fuzzing campaign: generate programs, check every engine, shrink failures",
         description="Generate random programs, check every engine with every oracle, and write a shrunk, "
-        "replayable finding for each failure. Exit status: 0 nothing found, 1 findings, 2 bad usage.",
+        "replayable finding for each failure.",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fuzz.add_argument("--seconds", type=positive(float), default=60.0, help="campaign length (default 60)")
     fuzz.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed at start)")
@@ -25,9 +36,15 @@ def add_commands(sub: Any) -> None:
         "--engine",
         action="append",
         metavar="NAME|module:attr",
-        help="engine to test (repeatable; default: every built-in engine)",
+        help=f"engine to test: {', '.join(names['engines'] + names['adapters'])} or module:attr "
+        "(repeatable; default: every built-in engine)",
     )
-    fuzz.add_argument("--oracle", action="append", metavar="NAME", help="oracle (repeatable; default: all)")
+    fuzz.add_argument(
+        "--oracle",
+        action="append",
+        metavar="NAME",
+        help=f"oracle: {', '.join(names['oracles'])} (repeatable; default: all)",
+    )
     fuzz.add_argument("--workers", type=positive(int), default=None, help="worker processes (default: cores)")
     fuzz.add_argument("--out", default="advalidate-findings", metavar="DIR", help="findings directory")
     fuzz.add_argument("--max-size", type=positive(int), default=None, metavar="N", help="largest program (nodes)")
@@ -61,15 +78,33 @@ def add_commands(sub: Any) -> None:
     fuzz.add_argument(
         "--progress-interval", type=positive(float), default=10.0, metavar="S", help="seconds between plain lines"
     )
+    fuzz.add_argument(
+        "--memory-limit",
+        type=positive(int),
+        default=None,
+        metavar="MB",
+        help="memory each worker may allocate beyond what it uses once started (address space, "
+        "RLIMIT_AS); a program that needs more is recorded as an incident (default: no limit)",
+    )
     fuzz.set_defaults(handler=cmd_fuzz)
 
     rep = sub.add_parser(
         "replay",
         help="re-run a finding: exit 1 while the bug is there, 0 once it is fixed",
-        description="Re-run the check of a finding directory written by `advalidate fuzz`.",
+        description="Re-run the check of a finding directory written by `advalidate fuzz`. Replay never "
+        "imports or runs code named in the directory: a finding made with a plug-in engine "
+        "(module:attr) is replayed only when you name that engine yourself with --engine.",
+        epilog="exit status: 0 the finding no longer fails, 1 it still fails, 2 bad usage, a bad finding "
+        "directory, or a plug-in engine that was not named with --engine",
     )
     rep.add_argument("dir", metavar="FINDING_DIR")
-    rep.add_argument("--engine", default=None, metavar="NAME|module:attr", help="replay against another engine")
+    rep.add_argument(
+        "--engine",
+        default=None,
+        metavar="NAME|module:attr",
+        help="the engine to replay with: a plug-in engine the finding was made with, or another engine "
+        "(default: the finding's engine, if it is a built-in one)",
+    )
     rep.add_argument("--original", action="store_true", help="replay the original (unshrunk) program")
     rep.set_defaults(handler=cmd_replay)
 
@@ -99,23 +134,84 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         progress_interval=args.progress_interval,
         command="advalidate " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
     )
-    if args.oracle:
-        from ..oracles import oracle_names
+    if args.memory_limit is not None:
+        if not sys.platform.startswith("linux"):
+            raise UsageError("--memory-limit needs Linux (it limits each worker's address space, RLIMIT_AS)")
+        cfg.memory_limit = args.memory_limit
+    from ..oracles import oracle_names
 
-        unknown = [o for o in args.oracle if o not in oracle_names()]
-        if unknown:
-            print(f"advalidate: unknown oracle(s) {', '.join(unknown)}; oracles: {', '.join(oracle_names())}",
-                  file=sys.stderr)  # fmt: skip
-            return EXIT_USAGE
+    check_names("oracle", args.oracle, list(oracle_names()))
+    corrupt = corrupt_findings(Path(args.out)) if args.resume else []
     progress = make_progress(args.progress, args.progress_interval)
+    campaign = Campaign(cfg, progress)
     try:
-        return Campaign(cfg, progress).run()
+        status = campaign.run()
     except CampaignError as exc:
         print(f"advalidate fuzz: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # e.g. --out is not writable
         print(f"advalidate fuzz: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if corrupt:
+        repair_findings(campaign, corrupt)
+    if status == EXIT_INCOMPLETE:
+        print(f"advalidate fuzz: exit status {EXIT_INCOMPLETE}: {incomplete_reason(campaign)}", file=sys.stderr)
+    return status
+
+
+def incomplete_reason(campaign: Any) -> str:
+    """Why a campaign without findings cannot vouch for the engines (exit status 3)."""
+    s = campaign.summary()
+    verdicts = s.get("verdicts") or {}
+    judged = int(verdicts.get("pass", 0)) + int(verdicts.get("fail", 0))
+    incidents = s.get("incidents") or []
+    parts = []
+    if judged == 0:
+        parts.append(f"nothing was checked ({s.get('programs', 0)} programs ran, no gradient passed or failed)")
+    if incidents:
+        kinds: dict[str, int] = {}
+        for inc in incidents:
+            kinds[str(inc.get("kind"))] = kinds.get(str(inc.get("kind")), 0) + 1
+        listed = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        parts.append(f"{len(incidents)} incidents ({listed}), see {Path(s['out']) / 'incidents'}/")
+    return "no finding, but " + ("; and ".join(parts) or "nothing was checked")
+
+
+def corrupt_findings(out: Path) -> list[tuple[Path, str]]:
+    """Finding directories in `out` whose finding.json cannot be read, each with the reason."""
+    bad: list[tuple[Path, str]] = []
+    if not out.is_dir():
+        return bad
+    for path in sorted(out.glob("*/finding.json")):
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(info, dict):
+                raise ValueError(f"a JSON {type(info).__name__}, not an object")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            bad.append((path.parent, str(exc)))
+    for d, why in bad:
+        print(f"advalidate fuzz: warning: {d / 'finding.json'} is corrupt ({why})", file=sys.stderr)
+    return bad
+
+
+def repair_findings(campaign: Any, corrupt: list[tuple[Path, str]]) -> None:
+    """Rewrite the corrupt finding.json of findings the campaign state knows; say what is left."""
+    known = {f.name: f for f in getattr(campaign, "findings", [])}
+    for d, _ in corrupt:
+        f = known.get(d.name)
+        if f is not None and hasattr(campaign, "_write_finding"):
+            try:
+                campaign._write_finding(f)
+            except OSError as exc:
+                print(f"advalidate fuzz: warning: could not rewrite {d / 'finding.json'}: {exc}", file=sys.stderr)
+                continue
+            print(f"advalidate fuzz: {d / 'finding.json'} rewritten from the campaign state", file=sys.stderr)
+        elif d.is_dir():
+            print(
+                f"advalidate fuzz: warning: {d} is not a finding of this campaign's state: "
+                "left as it is (replay cannot use it)",
+                file=sys.stderr,
+            )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

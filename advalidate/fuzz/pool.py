@@ -59,18 +59,18 @@ class Pool:
     def _spawn(self) -> Worker:
         parent, child = self.ctx.Pipe(duplex=True)
         proc = self.ctx.Process(target=worker_main, args=(child, self.cfg), daemon=True, name="advalidate-worker")
-        # The child inherits an ignored SIGINT from the start, so a Ctrl-C while it is still
-        # importing cannot kill it with a traceback: only the parent reacts to Ctrl-C.
-        old = signal.getsignal(signal.SIGINT)
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        except ValueError:  # not the main thread
-            old = None
+        # Only the parent reacts to Ctrl-C and SIGTERM (also when they are sent to the whole process
+        # group): the child starts with both blocked, so one that arrives while it is still importing
+        # can neither kill it (a "crash") nor print a traceback; it ignores them from its first line
+        # on. In the parent, a signal that arrives meanwhile waits and is handled right after.
+        signals = {signal.SIGINT, signal.SIGTERM}
+        blocking = hasattr(signal, "pthread_sigmask")
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, signals) if blocking else None
         try:
             proc.start()
         finally:
             if old is not None:
-                signal.signal(signal.SIGINT, old)
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
         self._next += 1
         return Worker(self._next, proc, parent)

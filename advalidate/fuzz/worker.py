@@ -39,6 +39,7 @@ class WorkerConfig:
     sys_path: list[str] = field(default_factory=list)
     cwd: str = ""
     size: int | None = None  # a fixed target size for every program (benchmarks); None: a spread
+    memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (RLIMIT_AS)
 
 
 # ---- deterministic plan of a campaign ----------------------------------------------------------
@@ -183,6 +184,10 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
         out["traceback"] = traceback.format_exc(limit=8)
         verdicts = []
     out["verdicts"] = [(v["engine"], v["oracle"], v["status"]) for v in verdicts]
+    out_of_memory = sorted({v["engine"] for v in verdicts if "raised MemoryError" in str(v.get("detail") or "")})
+    if out_of_memory and "error" not in out:  # an incident, not an inconclusive verdict among thousands
+        limit = f" (--memory-limit {cfg.memory_limit} MB)" if cfg.memory_limit else ""
+        out["error"] = f"out of memory{limit}: engine {', '.join(out_of_memory)} raised MemoryError"
     out["inconclusive"] = [(v["engine"], v["oracle"], v["detail"]) for v in verdicts if v["status"] == "inconclusive"]
     failures = [v for v in verdicts if v["status"] == "fail"]
     if failures or "error" in out:
@@ -256,7 +261,14 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
 
 def worker_main(conn: Any, cfg: WorkerConfig) -> None:
     """Entry point of a worker process (a top-level function, so it works under `spawn`)."""
+    # The parent alone decides when to stop: Ctrl-C and a SIGTERM sent to the whole process group
+    # reach it too, and it stops the campaign cleanly and ends its workers itself. (The pool starts
+    # workers with both signals blocked, so none is lost or acted on before these lines.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    _exit_with_parent()
     from ..lang.deep import run_deep
 
     for p in reversed(cfg.sys_path):
@@ -270,6 +282,12 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
         _send(conn, ("fatal", f"{type(exc).__name__}: {exc}"))
         return
     by_name = {engine_label(e): e for e in engines}
+    if cfg.memory_limit:
+        try:
+            limit_memory(cfg.memory_limit, engines)
+        except (OSError, ValueError, ImportError) as exc:
+            _send(conn, ("fatal", f"cannot set the memory limit: {type(exc).__name__}: {exc}"))
+            return
     _send(conn, ("ready", os.getpid()))
     while True:
         try:
@@ -294,6 +312,52 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
                                     "traceback": traceback.format_exc(limit=8)})  # fmt: skip
         if not _send(conn, reply):
             return
+
+
+def _exit_with_parent() -> None:
+    """End this worker when the campaign process is gone, even in the middle of a task (a worker
+    ignores SIGTERM, so a killed campaign must not leave it running a hung engine)."""
+    import multiprocessing
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None or getattr(parent, "sentinel", None) is None:
+        return
+
+    def watch() -> None:
+        from multiprocessing.connection import wait
+
+        wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="advalidate-parent-watch", daemon=True).start()
+
+
+def limit_memory(megabytes: int, engines: list[Any]) -> int:
+    """Let this process allocate `megabytes` more address space than it uses now (RLIMIT_AS; Linux).
+
+    What a worker sets up once (the large-stack evaluation thread, the parallel engine's threads,
+    the allocator's arenas, the oracles' imports) is made first, by a small check with the built-in
+    engines, so the limit counts what a program needs. Beyond it an allocation fails with
+    MemoryError, which the check reports and the campaign records as an incident.
+    """
+    import resource
+
+    from ..generators import generate
+    from ..impl import engine
+    from ..lang.deep import run_deep
+
+    builtin = [e for e in engines if type(e).__module__.startswith("advalidate.")] or [engine("tape")]
+    case = generate(0, 12)
+    run_deep(judge, case.program, case.input, builtin, None, 0)
+    with open("/proc/self/statm", encoding="ascii") as fh:
+        used = int(fh.read().split()[0]) * resource.getpagesize()
+    limit = used + megabytes * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    return limit
 
 
 def _send(conn: Any, msg: Any) -> bool:

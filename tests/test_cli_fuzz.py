@@ -1,0 +1,358 @@
+"""`advalidate fuzz`: honest exit statuses, bad input on the command line and in `--out`, SIGTERM,
+worker memory limits (issue 16).
+
+Exit status 0 means the engines were checked and nothing was found: a campaign that checked
+nothing, or in which programs timed out or crashed their workers, exits 3. Engines under test are
+written into a temporary directory and found through PYTHONPATH, as a user's would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import advalidate
+from advalidate.cli import main
+
+ROOT = Path(advalidate.__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+
+ENGINES = """\
+import os
+import time
+import zlib
+from advalidate.impl.tape import TapeStage
+from advalidate.lang.errors import BudgetError
+
+
+class Refusing(TapeStage):
+    '''Never finishes within its budget: every verdict is inconclusive.'''
+    name = "refusing"
+
+    def vjp(self, prog, x, numeric="float", **kw):
+        raise BudgetError("this engine never finishes")
+
+
+class Hanging(TapeStage):
+    '''Never returns, on any program.'''
+    name = "hanging-always"
+
+    def vjp(self, prog, x, numeric="float", **kw):
+        while True:
+            time.sleep(0.05)
+
+
+class Flaky(TapeStage):
+    '''Correct, but its process dies on about half of the inputs.'''
+    name = "flaky"
+
+    def vjp(self, prog, x, numeric="float", **kw):
+        if zlib.crc32(repr(x).encode()) % 2 == 0:
+            os._exit(17)
+        return super().vjp(prog, x, numeric, **kw)
+
+
+class Slow(TapeStage):
+    '''Correct, and takes a second per program: its workers are nearly always busy.'''
+    name = "slow"
+
+    def vjp(self, prog, x, numeric="float", **kw):
+        time.sleep(1.0)
+        return super().vjp(prog, x, numeric, **kw)
+
+
+class Hungry(TapeStage):
+    '''Asks for 64 GB on every program.'''
+    name = "hungry"
+
+    def vjp(self, prog, x, numeric="float", **kw):
+        block = bytearray(64 << 30)
+        return super().vjp(prog, x, numeric, **kw)
+"""
+
+
+@pytest.fixture
+def engines_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "engines"
+    d.mkdir()
+    (d / "cli_fuzz_engines.py").write_text(ENGINES)
+    return d
+
+
+def env(*paths: Path) -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(ROOT), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    e.pop("CI", None)
+    return e
+
+
+def fuzz(*args: str, paths: tuple[Path, ...] = (), timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "advalidate.cli", "fuzz", "--progress", "quiet", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env(*paths),
+    )
+
+
+def no_traceback(err: str) -> list[str]:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines
+    return lines
+
+
+# ---- bad numbers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--seconds", "--timeout", "--shrink-seconds", "--progress-interval"])
+@pytest.mark.parametrize("value, why", [("nan", "finite"), ("inf", "finite"), ("-inf", "finite"), ("-1", "positive")])
+def test_times_must_be_finite_and_positive(option, value, why, capsys, tmp_path):
+    assert main(["fuzz", f"{option}={value}", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: must be {'a finite number' if why == 'finite' else 'positive'}: '{value}'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_memory_limit_must_be_a_positive_integer(capsys):
+    for value in ("0", "-5", "1.5", "lots"):
+        assert main(["fuzz", "--memory-limit", value]) == 2
+        assert "argument --memory-limit" in capsys.readouterr().err
+
+
+# ---- honest exit statuses ----------------------------------------------------------------------------
+
+
+def test_a_campaign_that_checked_nothing_exits_3(tmp_path: Path, engines_dir: Path):
+    out = tmp_path / "o"
+    res = fuzz("--seconds", "3", "--seed", "1", "--workers", "1", "--oracle", "fd", "--engine",
+               "cli_fuzz_engines:Refusing", "--out", str(out), paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 3, res.stdout + res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exit_status"] == 3 and summary["findings"] == []
+    assert summary["verdicts"]["pass"] == summary["verdicts"]["fail"] == 0
+    assert "nothing was checked" in res.stderr and "exit status 3" in res.stderr
+    no_traceback(res.stderr)
+
+
+@pytest.mark.parametrize("timeout", [None, "1"])
+def test_a_campaign_whose_engine_hangs_exits_3(tmp_path: Path, engines_dir: Path, timeout: str | None):
+    """The issue's repro (`--engine broken_engines:Hanging --oracle fd`), with an engine that hangs on
+    every program: with the default timeout nothing is checked; with `--timeout 1` the programs
+    time out as incidents. Either way the campaign cannot vouch for the engine."""
+    out = tmp_path / "o"
+    extra = ["--timeout", timeout] if timeout else []
+    res = fuzz("--seconds", "4", "--workers", "1", "--oracle", "fd", "--engine", "cli_fuzz_engines:Hanging",
+               "--out", str(out), *extra, paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 3, res.stdout + res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exit_status"] == 3 and summary["verdicts"]["pass"] == 0
+    assert "exit status 3" in res.stderr
+    if summary["incidents"]:
+        assert {i["kind"] for i in summary["incidents"]} == {"timeout"}
+        assert "incident" in res.stderr
+
+
+def test_incidents_make_the_exit_status_3_even_when_programs_pass(tmp_path: Path, engines_dir: Path):
+    """An engine that is correct but kills its process on about every other program: the programs it
+    survives pass, the others are crash incidents, and the campaign does not exit 0."""
+    out = tmp_path / "o"
+    res = fuzz("--seconds", "8", "--seed", "4", "--workers", "1", "--oracle", "fd", "--engine",
+               "cli_fuzz_engines:Flaky", "--out", str(out), paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 3, res.stdout + res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exit_status"] == 3 and summary["findings"] == []
+    assert {i["kind"] for i in summary["incidents"]} <= {"crash"}
+    if summary["incidents"]:
+        assert "crash" in res.stderr and "incidents" in res.stderr
+
+
+# ---- --resume on a damaged campaign directory ----------------------------------------------------------
+
+
+def valid_state() -> dict:
+    return {
+        "version": 1,
+        "config": {"seed": 5, "engines": ["tape"], "oracles": ["fd"], "max_size": None},
+        "next_index": 0,
+        "elapsed": 0.0,
+        "programs": 0,
+        "skipped": 0,
+        "errors": 0,
+        "busy_seconds": 0.0,
+        "nodes_total": 0,
+        "nodes_hist": {},
+        "verdicts": [],
+        "coverage": {},
+        "number": 0,
+        "findings": [],
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda st: [],
+        lambda st: {},
+        lambda st: "state",
+        lambda st: {**st, "config": {}},
+        lambda st: {**st, "config": None},
+        lambda st: {k: v for k, v in st.items() if k != "programs"},
+        lambda st: {**st, "next_index": "zero"},
+        lambda st: {**st, "verdicts": [["tape", "fd"]]},
+        lambda st: {**st, "nodes_hist": []},
+        lambda st: {**st, "findings": [{"bogus": 1}]},
+        lambda st: {**st, "findings": [7]},
+    ],
+    ids=[
+        "list",
+        "empty",
+        "string",
+        "empty-config",
+        "null-config",
+        "no-programs",
+        "string-counter",
+        "short-verdict",
+        "list-histogram",
+        "bogus-finding",
+        "number-finding",
+    ],  # fmt: skip
+)
+def test_resume_with_a_state_of_the_wrong_shape(tmp_path: Path, capsys, change):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "state.json").write_text(json.dumps(change(valid_state())))
+    assert main(["fuzz", "--resume", "--out", str(out), "--seconds", "1", "--progress", "quiet"]) == 2
+    (line,) = no_traceback(capsys.readouterr().err)
+    assert line.startswith(f"advalidate fuzz: {out / 'state.json'}: ")
+    assert "not a campaign state that --resume can continue" in line
+
+
+def test_resume_warns_about_and_repairs_a_corrupt_finding_json(tmp_path: Path):
+    out = tmp_path / "o"
+    first = fuzz("--seconds", "10", "--seed", "7", "--workers", "1", "--oracle", "fd", "--engine",
+                 "broken_engines:BrokenSin", "--out", str(out), paths=(TESTS,))  # fmt: skip
+    assert first.returncode == 1, first.stdout + first.stderr
+    dirs = sorted(p.parent for p in out.glob("*/finding.json"))
+    assert dirs
+    good = json.loads((dirs[0] / "finding.json").read_text())
+    (dirs[0] / "finding.json").write_text(json.dumps(good)[:40])  # truncated
+    stray = out / "f999-stray"
+    stray.mkdir()
+    (stray / "finding.json").write_text("{not json")
+    again = fuzz("--resume", "--seconds", "1", "--out", str(out), paths=(TESTS,))
+    assert again.returncode == 1, again.stdout + again.stderr
+    no_traceback(again.stderr)
+    assert f"warning: {dirs[0] / 'finding.json'} is corrupt" in again.stderr
+    assert f"{dirs[0] / 'finding.json'} rewritten from the campaign state" in again.stderr
+    assert f"warning: {stray / 'finding.json'} is corrupt" in again.stderr
+    assert f"warning: {stray} is not a finding of this campaign" in again.stderr
+    repaired = json.loads((dirs[0] / "finding.json").read_text())
+    assert repaired["engine"] == good["engine"] and repaired["oracle"] == good["oracle"]
+
+
+# ---- SIGTERM and memory ----------------------------------------------------------------------------
+
+
+def saved_programs(out: Path) -> int:
+    try:
+        return int(json.loads((out / "state.json").read_text())["programs"])
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+def wait_for(condition, proc: subprocess.Popen, what: str) -> None:
+    give_up = time.monotonic() + 240  # a safety net only: the test waits for events, not for a time
+    while not condition():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < give_up, f"the campaign never {what}"
+        time.sleep(0.2)
+
+
+def children(pid: int) -> list[int]:
+    """The worker processes of campaign `pid` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in cmdline:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
+def test_sigterm_to_the_process_group_stops_cleanly(tmp_path: Path, engines_dir: Path):
+    """`kill -TERM -PGID` (what a CI runner or systemd does) reaches the workers too, in the middle
+    of their programs: that is the campaign being stopped, not workers crashing. Here the workers'
+    copies of the signal come first (the order a group signal may well arrive in), then the
+    campaign's: no incident, everything written, and the programs checked passed: exit status 0."""
+    out = tmp_path / "o"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "advalidate.cli", "fuzz", "--seconds", "600", "--seed", "3", "--workers", "2",
+         "--engine", "cli_fuzz_engines:Slow", "--oracle", "fd", "--out", str(out), "--progress", "quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(engines_dir), start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: saved_programs(out) >= 2, proc, "saved a checked program")
+        workers = children(proc.pid)
+        assert len(workers) == 2
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        done = saved_programs(out)
+        wait_for(lambda: saved_programs(out) > done, proc, "went on after its workers got SIGTERM")
+        os.killpg(proc.pid, signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"] == "terminated"
+    assert summary["incidents"] == [], summary["incidents"]
+    assert proc.returncode == 0, stdout + stderr
+    assert (out / "report.html").exists() and (out / "state.json").exists()
+    assert "Traceback" not in stderr
+
+
+PROBE = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from cli_fuzz_engines import Hungry
+from advalidate.fuzz.worker import WorkerConfig, limit_memory, run_program
+cfg = WorkerConfig(campaign_seed=1, engines=[], oracles=["fd"], memory_limit=200)
+engines = [Hungry()]
+limit_memory(200, engines)
+print(json.dumps(run_program(cfg, engines, 0, [])))
+"""
+
+
+def test_a_worker_over_its_memory_limit_reports_an_incident(engines_dir: Path):
+    done = subprocess.run([sys.executable, "-c", PROBE, str(engines_dir)], capture_output=True, text=True,
+                          timeout=300, env=env())  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert result["error"] == "out of memory (--memory-limit 200 MB): engine hungry raised MemoryError"
+    assert "program" in result and "input" in result  # kept for the incident directory
+
+
+def test_memory_limit_in_a_campaign(tmp_path: Path, engines_dir: Path):
+    out = tmp_path / "o"
+    res = fuzz("--seconds", "6", "--seed", "2", "--workers", "1", "--oracle", "fd", "--memory-limit", "200",
+               "--engine", "cli_fuzz_engines:Hungry", "--out", str(out), paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 3, res.stdout + res.stderr  # incidents, or (on a slow machine) nothing checked
+    no_traceback(res.stderr)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["findings"] == [] and summary["verdicts"]["pass"] == 0
+    for incident in summary["incidents"]:
+        assert incident["kind"] == "error" and "out of memory" in incident["detail"]
