@@ -38,9 +38,10 @@ def test_fig1_every_builtin_engine_passes_every_applicable_oracle() -> None:
     assert res.ok
     assert res.engines == adv.engine_names()
     assert res.oracles == list(DEFAULT_ORACLES) == oracle_names()
+    array_only = {"dualarrays", "bot", "compiled"}  # seed 004's array stages: not applicable to fig1
     for v in res.verdicts:
         if v.oracle in GRADIENT_ORACLES:
-            assert v.status == "pass", v.describe()
+            assert v.status == ("not_applicable" if v.engine in array_only else "pass"), v.describe()
     st = statuses(res)
     for name in ("staged", "cayley", "sparse", "mutable", "tape"):
         assert st[(name, "once")] == "pass"
@@ -350,12 +351,13 @@ class DropsTheInteger(TapeStage):
         return y, lambda dy: (0, back(dy)[1])
 
 
-def test_crash_is_fail_decline_is_inconclusive_and_discrete_parts_are_checked() -> None:
+def test_crash_is_fail_a_feature_not_supported_is_not_applicable_and_discrete_parts_are_checked() -> None:
     prog = adv.parse(r"\((n, xs) : (Z, [R])) -> real n * sum xs")
     x = (3, [1.0, 2.0])
     res = check(prog, x, engines=[Crashes(), NoLists(), DropsTheInteger()], oracles=["fd", "cross"])
     assert res.verdict("crashes", "fd").status == "fail" and "KeyError" in res.verdict("crashes", "fd").detail
-    assert res.verdict("no-lists", "fd").status == "inconclusive"
+    # issue 16: an engine that does not support what the program uses is not applicable, not inconclusive
+    assert res.verdict("no-lists", "fd").status == "not_applicable"
     assert "does not support lists" in res.verdict("no-lists", "fd").detail
     assert res.verdict("drops-int", "fd").status == "fail"
     assert "integers" in res.verdict("drops-int", "fd").detail

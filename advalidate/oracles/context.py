@@ -55,10 +55,21 @@ class EngineRun:
         return self.status == "ok"
 
     def grad_flat(self) -> list:
-        return [T.to_mp(g) for g in flatten(self.grad)]
+        return _flat_mp(self, "grad")
 
     def y_flat(self) -> list:
-        return [T.to_mp(v) for v in flatten(self.y)]
+        return _flat_mp(self, "y")
+
+
+def _flat_mp(obj: Any, attr: str) -> list:
+    """`obj.attr`'s reals as mpmath numbers, converted once per value (the oracles compare the same
+    results many times: the cross oracle pairs every engine with every other)."""
+    value = getattr(obj, attr)
+    memo = obj.__dict__.setdefault("_flat_memo", {})
+    hit = memo.get(attr)
+    if hit is None or hit[0] is not value:
+        hit = memo[attr] = (value, [T.to_mp(v) for v in flatten(value)])
+    return hit[1]
 
 
 def skeleton(v: Any) -> Any:
@@ -169,11 +180,11 @@ class Context:
 
     @property
     def y_flat(self) -> list:
-        return [T.to_mp(v) for v in flatten(self.ref.value)]
+        return _flat_mp(self.ref, "value")
 
     @property
     def dy_flat(self) -> list:
-        return [T.to_mp(v) for v in flatten(self.dy)]
+        return _flat_mp(self, "dy")
 
     @property
     def v_flat(self) -> list:
@@ -225,13 +236,18 @@ class Context:
         if numeric is None:
             run.status, run.message = "declined", f"engine {label} does not run in mp (its `supports` lacks 'mp')"
             return run
+        requires = getattr(eng, "requires", None)
+        if requires and not set(requires) <= self.features:
+            run.status = "declined"
+            run.message = f"not applicable: engine {label} is for programs using {', '.join(sorted(requires))}"
+            return run
         supports = getattr(eng, "supports", None)
         if supports is not None:
             missing = sorted(f for f in self.features if f in FEATURES_CHECKED and f not in supports)
             if missing:
                 lacks = ", ".join(repr(f) for f in missing)
                 run.status = "declined"
-                run.message = f"engine {label} does not support {', '.join(missing)} (its `supports` lacks {lacks})"
+                run.message = f"not applicable: engine {label} does not support {', '.join(missing)} (its `supports` lacks {lacks})"
                 return run
         if self.ref is None:
             run.status, run.message = "error", self.ref_error or "no reference"
@@ -319,15 +335,25 @@ class Context:
             return _max_diff(base.grad_flat(), fine), _max_diff(base.y_flat(), self.y_flat)
 
     def tolerances(self, run: EngineRun, grad_scale: list) -> tuple[T.Tolerance, T.Tolerance] | str:
-        """(gradient tolerance, value tolerance) for a run, or the reason it cannot be judged."""
-        errs = self.observed_errors(run.numeric)
+        """(gradient tolerance, value tolerance) for a run, or the reason it cannot be judged.
+
+        It depends only on the run's domain and the scale, so it is computed once per pair."""
+        memo = self.__dict__.setdefault("_tolerance_memo", {})
+        key = (run.numeric, id(grad_scale))
+        hit = memo.get(key)
+        if hit is None or hit[0] is not grad_scale:
+            hit = memo[key] = (grad_scale, self._tolerances(run.numeric, grad_scale))
+        return hit[1]
+
+    def _tolerances(self, numeric: str, grad_scale: list) -> tuple[T.Tolerance, T.Tolerance] | str:
+        errs = self.observed_errors(numeric)
         if isinstance(errs, str):
             return errs
         g_err, y_err = errs
-        reason = T.give_up_reason(run.numeric, grad_scale, g_err) or T.give_up_reason(run.numeric, self.y_flat, y_err)
+        reason = T.give_up_reason(numeric, grad_scale, g_err) or T.give_up_reason(numeric, self.y_flat, y_err)
         if reason:
             return reason
-        return T.tolerance(run.numeric, grad_scale, g_err), T.tolerance(run.numeric, self.y_flat, y_err)
+        return T.tolerance(numeric, grad_scale, g_err), T.tolerance(numeric, self.y_flat, y_err)
 
 
 def _max_diff(a: list, b: list) -> Any:

@@ -525,6 +525,8 @@ class CompiledStage:
     section = "seed 004 §7"
     supports = frozenset({"arrays", "mp", "higher-order"})
     guarantees: frozenset[str] = frozenset()  # no backpropagators at run time; costs are claimed per family
+    # Checks and campaigns run it on array programs only: without arrays it computes what `delta` does.
+    requires = frozenset({"arrays"})
 
     def __init__(self) -> None:
         self._programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

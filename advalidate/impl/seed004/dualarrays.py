@@ -237,6 +237,8 @@ class DualArraysStage(Stage):
     supports = ARRAY_FEATURES
     # Each Share is evaluated once, but one-hot cotangents (§4.4) make the reverse pass superlinear.
     guarantees = frozenset({"once"})
+    # Checks and campaigns run it on array programs only: without arrays it computes what `delta` does.
+    requires = frozenset({"arrays"})
 
     def transformer(self) -> Transformer:
         return DualArrayTransformer()
