@@ -228,13 +228,15 @@ def _eval(c: Any, d: Delta, pending: list, grads: list, cost: Cost, zero_like: A
             stack.append((_gather(c, d.js, d.shape, zero_like), d.d))
         elif t is SumOuter:
             cost.units += _size(c) * d.k
-            stack.append((np.broadcast_to(c, (d.k, *np.shape(c))).copy(), d.d))
+            # Views, not copies (here and for Tr): the evaluator never writes into a cotangent it
+            # received; every update makes a new array or writes into a fresh one-hot.
+            stack.append((np.broadcast_to(c, (d.k, *np.shape(c))), d.d))
         elif t is Replicate:
             cost.units += _size(c)
             stack.append((_sum_outer(c, zero_like), d.d))
         elif t is Tr:
             cost.units += _size(c)
-            stack.append((np.ascontiguousarray(np.transpose(c, np.argsort(d.perm))), d.d))
+            stack.append((np.transpose(c, np.argsort(d.perm)), d.d))
         elif t is Reshape:
             cost.units += _size(c)
             stack.append((np.reshape(c, d.src) if d.src else np.reshape(c, ()).item(), d.d))

@@ -191,12 +191,14 @@ class DualArraysRuntime(DeltaRuntime):
     def d_replicate(self, static: tuple, p: tuple) -> tuple:
         x, d = p
         (k,) = static
-        y = np.broadcast_to(x if isinstance(x, np.ndarray) else self.arrays.cell(x, "R"), (k, *np.shape(x))).copy()
+        # A read-only view: nothing writes into a primal array, and the copy of k × size(x) cost more
+        # than the rest of a bulk matmul's forward pass.
+        y = np.broadcast_to(x if isinstance(x, np.ndarray) else self.arrays.cell(x, "R"), (k, *np.shape(x)))
         return y, self.node(d, D.Replicate, k)
 
     def d_tr(self, static: tuple, p: tuple) -> tuple:
         x, d = p
-        return np.ascontiguousarray(np.transpose(x, static)), self.node(d, D.Tr, tuple(static))
+        return np.transpose(x, static), self.node(d, D.Tr, tuple(static))  # a view, as replicate
 
     def d_reshape(self, static: tuple, p: tuple) -> tuple:
         x, d = p
