@@ -26,10 +26,13 @@ recorded, so a peer's loss cannot silently differ from the program.
 All runners of a program are timed in one run, interleaved round by round (the order turned by
 one each round), on the evaluation thread the engines use anyway; each sample repeats a runner
 until it lasts ≥ 20 ms, and each runner keeps its fastest round (its median round is recorded
-too). Every system gets one thread (`--threads`: numpy's BLAS, PyTorch's intra-op pool, XLA),
-as the engines are single-threaded Python: with more threads than idle cores PyTorch's small
-kernels spin-wait (a 64-element conv1d took 18 ms on two busy cores instead of 8 µs). The table is
-printed as Markdown and the figures written as JSON with the machine's description.
+too). Each sample reads two clocks: the process's CPU time (all its threads, so XLA's work
+counts; the default figure, since waiting for a core on a busy machine is not work) and the wall
+clock (`--clock wall`); the JSON has both. Every system gets one thread (`--threads`: numpy's
+BLAS, PyTorch's intra-op pool, XLA), as the engines are single-threaded Python: with more threads
+than idle cores PyTorch's small kernels spin-wait (a 64-element conv1d took 18 ms on two busy
+cores instead of 8 µs). The table is printed as Markdown and the figures written as JSON with the
+machine's description.
 """
 
 from __future__ import annotations
@@ -213,7 +216,9 @@ def _agreement(got: list, want: list) -> float:
     return max(float(np.max(np.abs(np.asarray(g, dtype=np.float64) - w))) for g, w in zip(got, want)) / scale
 
 
-def measure(name: str, kind: str, src: str, x: Any, dy: Any, engines: list[str], peers: bool, rounds: int) -> dict:
+def measure(
+    name: str, kind: str, src: str, x: Any, dy: Any, engines: list[str], peers: bool, rounds: int, clock: str = "cpu"
+) -> dict:
     prog = adv.parse(src, filename=name)
     plain = adv.to_python(prog, PlainFloatOps(), xp=NUMPY)
     runners: dict[str, Callable[[], Any]] = {
@@ -250,13 +255,14 @@ def measure(name: str, kind: str, src: str, x: Any, dy: Any, engines: list[str],
     for label, fn in runners.items():  # warm up (jit compilation, caches) and size the samples
         run_deep(fn)
         calls[label] = run_deep(_calls_for, fn, 0.02)
-    samples: dict[str, list[float]] = {label: [] for label in runners}
+    samples: dict[str, list[tuple[float, float]]] = {label: [] for label in runners}
 
-    def sample(fn: Callable[[], Any], k: int) -> float:
-        t = time.perf_counter()
+    def sample(fn: Callable[[], Any], k: int) -> tuple[float, float]:
+        """(wall, process CPU) seconds per call."""
+        t, c = time.perf_counter(), time.process_time()
         for _ in range(k):
             fn()
-        return (time.perf_counter() - t) / k
+        return (time.perf_counter() - t) / k, (time.process_time() - c) / k
 
     labels = list(runners)
     gc.collect()
@@ -265,8 +271,10 @@ def measure(name: str, kind: str, src: str, x: Any, dy: Any, engines: list[str],
         for label in labels[r % len(labels) :] + labels[: r % len(labels)]:
             samples[label].append(run_deep(sample, runners[label], calls[label]))
     gc.unfreeze()
-    best = {label: min(v) for label, v in samples.items()}
-    median = {label: statistics.median(v) for label, v in samples.items()}
+    pick = 0 if clock == "wall" else 1
+    best = {label: min(v[pick] for v in vs) for label, vs in samples.items()}
+    median = {label: statistics.median(v[pick] for v in vs) for label, vs in samples.items()}
+    other = {label: min(v[1 - pick] for v in vs) for label, vs in samples.items()}
     primal = best["primal"]
     systems: dict[str, Any] = {}
     for label in engines + [p for p in PEERS if p in runners]:
@@ -279,6 +287,7 @@ def measure(name: str, kind: str, src: str, x: Any, dy: Any, engines: list[str],
             "seconds": best[label],
             "median_seconds": median[label],
             "ratio": best[label] / primal,
+            f"{'cpu' if clock == 'wall' else 'wall'}_ratio": other[label] / other["primal"],
             "max_rel_diff_from_bot": agree.get(label),
         }
         own = best.get(f"{label} primal")
@@ -290,7 +299,9 @@ def measure(name: str, kind: str, src: str, x: Any, dy: Any, engines: list[str],
         "kind": kind,
         "source": src,
         "input_reals": int(sum(np.size(a) for a in args)),
+        "clock": clock,
         "primal_seconds": primal,
+        f"primal_{'cpu' if clock == 'wall' else 'wall'}_seconds": other["primal"],
         "reference_interpreter_seconds": best["reference interpreter"],
         "calls_per_sample": calls,
         "systems": systems,
@@ -305,9 +316,10 @@ def _time(s: float) -> str:
     return f"{s:.3g} s"
 
 
-def table(results: dict[str, Any], columns: list[str]) -> str:
+def table(results: dict[str, Any], columns: list[str], clock: str = "cpu") -> str:
     """Markdown: per program the primal's time, then per system gradient / primal and the gradient's time."""
-    head = "| program | primal (numpy) | reference interpreter | " + " | ".join(columns) + " |"
+    what = "CPU time" if clock == "cpu" else "wall time"
+    head = f"| program | primal (numpy, {what}) | reference interpreter | " + " | ".join(columns) + " |"
     rows = [head, "|---|---:|---:|" + "---:|" * len(columns)]
     for name, r in results.items():
         cells = []
@@ -395,6 +407,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", metavar="KIND", help="only this program (matmul, softmax-xent, ...)")
     ap.add_argument("--out", type=Path, default=None, help="JSON output")
     ap.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="what the table shows: the process's CPU time (default; robust to other work on the machine) or "
+        "wall-clock time; the JSON has both",
+    )
+    ap.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -412,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         dy = adv.unflatten(y, [float(v) for v in rng.standard_normal(len(adv.flatten(y)))])
         if args.only and kind not in args.only:
             continue
-        results[name] = r = measure(name, kind, src, x, dy, engines, not args.no_peers, args.rounds)
+        results[name] = r = measure(name, kind, src, x, dy, engines, not args.no_peers, args.rounds, args.clock)
         print(
             f"{name}: primal {_time(r['primal_seconds'])}; "
             + ", ".join(f"{e} {s['ratio']:.1f}×" for e, s in r["systems"].items() if "ratio" in s),
@@ -420,13 +439,13 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     columns = [c for c in engines + PEERS if any(c in r["systems"] for r in results.values())]
-    md = table(results, columns)
+    md = table(results, columns, args.clock)
     print(md)
     lines = goals(results)
     if lines:
         print("\nGoals (issue #14):\n" + "\n".join(f"- {g}" for g in lines))
     if args.out:
-        meta |= {"mode": "quick" if args.quick else "full", "rounds": args.rounds}
+        meta |= {"mode": "quick" if args.quick else "full", "rounds": args.rounds, "clock": args.clock}
         payload = {"meta": meta, "goals": lines, "table": md, "programs": results}
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
