@@ -49,7 +49,9 @@ class EngineError(AdvError):
 _ADAPTERS: dict[str, tuple[str, str, str]] = {
     "autograd": ("advalidate.impl.adapters.autograd:AutogradEngine", "autograd", "peers"),
     "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
+    "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
     "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
+    "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
 }
 
 

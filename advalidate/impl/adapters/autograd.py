@@ -1,9 +1,23 @@
-"""Engine `autograd`: HIPS autograd's reverse mode (`autograd.make_vjp`), driven through `to_python`."""
+"""Engine `autograd`: HIPS autograd's reverse mode (`autograd.make_vjp`) on `autograd.numpy` arrays.
+
+Arrays run as `autograd.numpy` operations (advalidate.impl.adapters.tensor). autograd has no
+out-of-range modes, so the language's semantics are mapped by explicit masking (`to_python`'s array
+runtime: out-of-range reads clipped and replaced with 0 by `anp.where`, out-of-range scatter
+sources removed). autograd arrays cannot be mutated in place, so a scatter is a product with a
+one-hot matrix (`onehot.T @ values`: repeated targets add through autograd's `dot` rule) and a
+scatterMax is `anp.max` over `anp.where(onehot, values, -inf)`. A gather is advanced indexing
+`a[idx]` (whose VJP accumulates repeated reads with `np.add.at`), `tr` is `anp.transpose`,
+`maxOuter` / `minOuter` are `anp.max` / `anp.min` (ties share the cotangent: a kink, inconclusive).
+
+The input's real leaves are packed into one vector (autograd differentiates one array argument) and
+sliced apart inside the differentiated function; the output's leaves are concatenated.
+"""
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import autograd.numpy as anp
@@ -11,7 +25,8 @@ import numpy as np
 from autograd import make_vjp
 from autograd.tracer import getval
 
-from .common import AdapterEngine, FlatVjp, LibraryOps
+from .common import LibraryOps
+from .tensor import TensorEngine, ravel_targets
 
 
 class AutogradOps(LibraryOps):
@@ -21,30 +36,139 @@ class AutogradOps(LibraryOps):
         return float(getval(a))
 
 
-class AutogradEngine(AdapterEngine):
+class AutogradNamespace:
+    """The `xp` namespace of `autograd.numpy` (float64, no in-place mutation)."""
+
+    def asarray(self, x: Any) -> Any:
+        return np.asarray(x, dtype=np.float64)
+
+    def asnumpy(self, x: Any) -> np.ndarray:
+        return np.asarray(getval(x), dtype=bool)
+
+    def zeros(self, shape: Sequence[int]) -> Any:
+        return anp.zeros(tuple(shape))
+
+    def stack(self, items: Sequence[Any], axis: int) -> Any:
+        return anp.stack(list(items), axis=axis)
+
+    def broadcast_to(self, x: Any, shape: Sequence[int]) -> Any:
+        return anp.broadcast_to(x, tuple(shape))
+
+    def reshape(self, x: Any, shape: Sequence[int]) -> Any:
+        return anp.reshape(x, tuple(shape))
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return anp.transpose(x, tuple(perm))
+
+    def getitem(self, a: Any, idxs: tuple) -> Any:
+        return a[idxs]
+
+    def where(self, c: np.ndarray, a: Any, b: Any) -> Any:
+        return anp.where(c, a, b)
+
+    @staticmethod
+    def _onehot(shape: Sequence[int], idxs: tuple) -> tuple[np.ndarray, tuple]:
+        m = len(idxs)
+        lead = tuple(shape[:m])
+        pos = ravel_targets(idxs, lead)
+        onehot = np.zeros((len(pos), math.prod(lead)))
+        onehot[np.arange(len(pos)), pos] = 1.0
+        return onehot, tuple(shape[m:])
+
+    def scatter_add(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        onehot, rest = self._onehot(shape, idxs)
+        flat = anp.reshape(values, (onehot.shape[0], math.prod(rest)))
+        return anp.reshape(anp.dot(onehot.T, flat), tuple(shape))
+
+    def scatter_max(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        onehot, rest = self._onehot(shape, idxs)
+        n, p = onehot.shape
+        flat = anp.reshape(values, (n, 1, math.prod(rest)))
+        sel = np.broadcast_to((onehot > 0)[:, :, None], (n, p, math.prod(rest)))
+        # broadcast explicitly: autograd's `where` VJP does not sum a broadcast operand's cotangent back
+        full = anp.broadcast_to(flat, (n, p, math.prod(rest)))
+        out = anp.max(anp.where(sel, full, -np.inf), axis=0)
+        return anp.reshape(out, tuple(shape))
+
+    def sum(self, x: Any, axis: int) -> Any:
+        return anp.sum(x, axis=axis)
+
+    def max(self, x: Any, axis: int) -> Any:
+        return anp.max(x, axis=axis)
+
+    def min(self, x: Any, axis: int) -> Any:
+        return anp.min(x, axis=axis)
+
+    add = staticmethod(anp.add)
+    subtract = staticmethod(anp.subtract)
+    multiply = staticmethod(anp.multiply)
+    divide = staticmethod(anp.divide)
+    negative = staticmethod(anp.negative)
+    sin = staticmethod(anp.sin)
+    cos = staticmethod(anp.cos)
+    tan = staticmethod(anp.tan)
+    exp = staticmethod(anp.exp)
+    log = staticmethod(anp.log)
+    sqrt = staticmethod(anp.sqrt)
+    tanh = staticmethod(anp.tanh)
+    arctan = staticmethod(anp.arctan)
+    less = staticmethod(anp.less)
+    less_equal = staticmethod(anp.less_equal)
+    greater = staticmethod(anp.greater)
+    greater_equal = staticmethod(anp.greater_equal)
+
+
+class AutogradEngine(TensorEngine):
     name = "autograd"
     library = "autograd"
+    semantics = "language: explicit masking"
 
     def ops(self) -> LibraryOps:
         return AutogradOps()
 
-    def vjp_flat(self, fn: Callable[[list], list], reals: list[float]) -> FlatVjp:
-        n = len(reals)
-        holder: dict[str, int] = {}
+    def namespace(self) -> Any:
+        return AutogradNamespace()
+
+    def to_lib(self, leaf: Any) -> Any:
+        return np.asarray(leaf, dtype=np.float64)
+
+    def to_np(self, t: Any) -> np.ndarray:
+        return np.asarray(getval(t), dtype=np.float64)
+
+    def vjp_leaves(self, fn: Callable[[list], list], leaves: list) -> tuple[list, Callable[[list], list]]:
+        shapes = [np.shape(leaf) for leaf in leaves]
+        sizes = [math.prod(s) for s in shapes]
+        out_shapes: list[tuple] = []
 
         def vector_fn(v: Any) -> Any:
-            outs = fn([v[i] for i in range(n)])
-            holder["m"] = len(outs)
-            return anp.array(outs, dtype=float) if outs else anp.zeros(0)
+            parts, k = [], 0
+            for s, n in zip(shapes, sizes, strict=True):
+                parts.append(anp.reshape(v[k : k + n], s) if s else v[k])
+                k += n
+            outs = fn(parts)
+            out_shapes[:] = [np.shape(getval(o)) for o in outs]
+            if not outs:
+                return anp.zeros(0)
+            return anp.concatenate([anp.reshape(o, (-1,)) for o in outs])
 
+        v0 = np.concatenate([np.reshape(leaf, -1) for leaf in leaves]) if leaves else np.zeros(0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "output seems independent of input" on constant programs
-            vjp, ys = make_vjp(vector_fn)(np.array(reals, dtype=float))
+            vjp, ys = make_vjp(vector_fn)(v0)
 
-        def back(dy: list[float]) -> list[float]:
+        def split(flat: np.ndarray, shapes_: list[tuple]) -> list:
+            out, k = [], 0
+            for s in shapes_:
+                n = math.prod(s)
+                out.append(np.reshape(flat[k : k + n], s))
+                k += n
+            return out
+
+        def back(dy: list) -> list:
+            d = np.concatenate([np.reshape(np.asarray(t, dtype=float), -1) for t in dy]) if dy else np.zeros(0)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                g = vjp(np.array(dy, dtype=float).reshape(np.shape(ys)))
-            return [float(v) for v in np.asarray(g).reshape(-1)] if n else []
+                g = vjp(d) if len(v0) else np.zeros(0)
+            return split(np.reshape(np.asarray(g, dtype=float), -1), shapes)
 
-        return [float(v) for v in np.asarray(ys).reshape(-1)], back
+        return split(np.asarray(ys, dtype=float).reshape(-1), out_shapes), back

@@ -1,13 +1,32 @@
-"""Engine `torch`: PyTorch's reverse mode (`torch.autograd.grad`, float64), driven through `to_python`."""
+"""Engines `torch` and `torch-index`: PyTorch's reverse mode (`torch.autograd.grad`) and forward mode
+(`torch.autograd.forward_ad` dual tensors) on float64 tensors.
+
+Arrays run as torch operations (advalidate.impl.adapters.tensor). PyTorch has no fill / drop mode
+for indexing, so the language's out-of-range semantics are mapped by explicit masking (`to_python`'s
+array runtime: out-of-range reads are clipped into range and replaced with 0 by `torch.where`;
+scatter sources whose target is out of range are removed before the scatter). A gather is advanced
+indexing `a[idx]` (long tensors), `tr` is `permute`, `sumOuter` / `maxOuter` / `minOuter` are
+`torch.sum` / `torch.amax` / `torch.amin` over dim 0 (amax shares the cotangent among tied maxima: a
+kink, inconclusive), `cond` is `torch.where`, scatterMax is `scatter_reduce(.., "amax",
+include_self=False)` on the flattened leading dimensions.
+
+- `torch`: scatter (repeated targets add) is `zeros.index_add(0, positions, values)` on the
+  flattened leading dimensions.
+- `torch-index`: scatter is `zeros.index_put_(indices, values, accumulate=True)` (in place on a
+  fresh zeros tensor, which autograd records).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
+import torch.autograd.forward_ad as fwAD
 
-from .common import AdapterEngine, FlatVjp, LibraryOps
+from .common import LibraryOps
+from .tensor import ForwardMode, TensorEngine, ravel_targets
 
 DTYPE = torch.float64
 
@@ -25,27 +44,186 @@ class TorchOps(LibraryOps):
         return torch.atan(a)
 
 
-class TorchEngine(AdapterEngine):
+def _t(x: Any) -> torch.Tensor:
+    return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+
+def _index(idxs: tuple) -> tuple:
+    return tuple(torch.as_tensor(np.asarray(i, dtype=np.int64)) if isinstance(i, np.ndarray) else int(i) for i in idxs)
+
+
+class TorchNamespace:
+    """The `xp` namespace of torch (float64); scatter through `index_add`."""
+
+    def asarray(self, x: Any) -> Any:
+        return _t(x)
+
+    def asnumpy(self, x: Any) -> np.ndarray:
+        return np.asarray(x.detach().numpy() if isinstance(x, torch.Tensor) else x, dtype=bool)
+
+    def zeros(self, shape: Sequence[int]) -> Any:
+        return torch.zeros(tuple(shape), dtype=DTYPE)
+
+    def stack(self, items: Sequence[Any], axis: int) -> Any:
+        return torch.stack([_t(i) for i in items], dim=axis)
+
+    def broadcast_to(self, x: Any, shape: Sequence[int]) -> Any:
+        return torch.broadcast_to(_t(x), tuple(shape))
+
+    def reshape(self, x: Any, shape: Sequence[int]) -> Any:
+        return torch.reshape(_t(x), tuple(shape))
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return _t(x).permute(*perm)
+
+    def getitem(self, a: Any, idxs: tuple) -> Any:
+        return _t(a)[_index(idxs)]
+
+    def where(self, c: np.ndarray, a: Any, b: Any) -> Any:
+        return torch.where(torch.from_numpy(np.array(c, dtype=bool)), _t(a), _t(b))
+
+    def _flat(self, shape: Sequence[int], idxs: tuple, values: Any) -> tuple[int, torch.Tensor, torch.Tensor, tuple]:
+        m = len(idxs)
+        lead = tuple(shape[:m])
+        rest = tuple(shape[m:])
+        pos = torch.as_tensor(ravel_targets(idxs, lead))
+        return int(np.prod(lead)), pos, _t(values), rest
+
+    def scatter_add(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        p, pos, v, rest = self._flat(shape, idxs, values)
+        return torch.zeros((p,) + rest, dtype=DTYPE).index_add(0, pos, v).reshape(tuple(shape))
+
+    def scatter_max(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        p, pos, v, rest = self._flat(shape, idxs, values)
+        index = pos.reshape((-1,) + (1,) * len(rest)).expand(v.shape)
+        out = torch.zeros((p,) + rest, dtype=DTYPE).scatter_reduce(0, index, v, "amax", include_self=False)
+        return out.reshape(tuple(shape))
+
+    def sum(self, x: Any, axis: int) -> Any:
+        return torch.sum(_t(x), dim=axis)
+
+    def max(self, x: Any, axis: int) -> Any:
+        return torch.amax(_t(x), dim=axis)
+
+    def min(self, x: Any, axis: int) -> Any:
+        return torch.amin(_t(x), dim=axis)
+
+    def add(self, a: Any, b: Any) -> Any:
+        return torch.add(_t(a), _t(b))
+
+    def subtract(self, a: Any, b: Any) -> Any:
+        return torch.sub(_t(a), _t(b))
+
+    def multiply(self, a: Any, b: Any) -> Any:
+        return torch.mul(_t(a), _t(b))
+
+    def divide(self, a: Any, b: Any) -> Any:
+        return torch.div(_t(a), _t(b))
+
+    def negative(self, a: Any) -> Any:
+        return torch.neg(_t(a))
+
+    def sin(self, a: Any) -> Any:
+        return torch.sin(_t(a))
+
+    def cos(self, a: Any) -> Any:
+        return torch.cos(_t(a))
+
+    def tan(self, a: Any) -> Any:
+        return torch.tan(_t(a))
+
+    def exp(self, a: Any) -> Any:
+        return torch.exp(_t(a))
+
+    def log(self, a: Any) -> Any:
+        return torch.log(_t(a))
+
+    def sqrt(self, a: Any) -> Any:
+        return torch.sqrt(_t(a))
+
+    def tanh(self, a: Any) -> Any:
+        return torch.tanh(_t(a))
+
+    def arctan(self, a: Any) -> Any:
+        return torch.atan(_t(a))
+
+    def less(self, a: Any, b: Any) -> Any:
+        return torch.lt(_t(a), _t(b))
+
+    def less_equal(self, a: Any, b: Any) -> Any:
+        return torch.le(_t(a), _t(b))
+
+    def greater(self, a: Any, b: Any) -> Any:
+        return torch.gt(_t(a), _t(b))
+
+    def greater_equal(self, a: Any, b: Any) -> Any:
+        return torch.ge(_t(a), _t(b))
+
+
+class TorchIndexNamespace(TorchNamespace):
+    """`TorchNamespace` with scatter through `index_put_(..., accumulate=True)`."""
+
+    def scatter_add(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        out = torch.zeros(tuple(shape), dtype=DTYPE)
+        return out.index_put_(_index(idxs), _t(values), accumulate=True)
+
+
+class TorchEngine(ForwardMode, TensorEngine):
     name = "torch"
     library = "torch"
+    semantics = "language: explicit masking"
 
     def ops(self) -> LibraryOps:
         return TorchOps()
 
-    def vjp_flat(self, fn: Callable[[list], list], reals: list[float]) -> FlatVjp:
-        n = len(reals)
-        v = torch.tensor(reals, dtype=DTYPE, requires_grad=True)
+    def namespace(self) -> Any:
+        return TorchNamespace()
+
+    def to_lib(self, leaf: Any) -> Any:
+        return torch.tensor(np.asarray(leaf, dtype=np.float64), dtype=DTYPE)
+
+    def to_np(self, t: Any) -> np.ndarray:
+        return np.asarray(t.detach().numpy() if isinstance(t, torch.Tensor) else t, dtype=np.float64)
+
+    def out_leaf(self, o: Any) -> Any:
+        return o if isinstance(o, torch.Tensor) else torch.tensor(np.asarray(o, dtype=np.float64), dtype=DTYPE)
+
+    def vjp_leaves(self, fn: Callable[[list], list], leaves: list) -> tuple[list, Callable[[list], list]]:
+        xs = [leaf.clone().requires_grad_(True) for leaf in leaves]
         with torch.enable_grad():
-            outs = fn(list(v.unbind()) if n else [])
-            tensors = [o if isinstance(o, torch.Tensor) else torch.tensor(float(o), dtype=DTYPE) for o in outs]
-            y = torch.stack(tensors) if tensors else torch.zeros(0, dtype=DTYPE)
+            ys = fn(xs)
 
-        def back(dy: list[float]) -> list[float]:
-            if not y.requires_grad or n == 0:
-                return [0.0] * n
-            (g,) = torch.autograd.grad(
-                y, v, grad_outputs=torch.tensor(dy, dtype=DTYPE), retain_graph=True, allow_unused=True
+        def back(dy: list) -> list:
+            pairs = [(y, d) for y, d in zip(ys, dy, strict=True) if y.requires_grad]
+            if not pairs or not xs:
+                return [torch.zeros_like(x) for x in xs]
+            gs = torch.autograd.grad(
+                [y for y, _ in pairs],
+                xs,
+                grad_outputs=[d.reshape(y.shape) for y, d in pairs],
+                retain_graph=True,
+                allow_unused=True,
+                materialize_grads=True,
             )
-            return [0.0] * n if g is None else [float(t) for t in g]
+            return list(gs)
 
-        return [float(t) for t in y.detach()], back
+        return [y.detach() for y in ys], back
+
+    def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(x, t.reshape(x.shape)) for x, t in zip(leaves, tangents, strict=True)]
+            outs = fn(duals)
+            ys, ts = [], []
+            for o in outs:
+                primal, tangent = fwAD.unpack_dual(o)
+                ys.append(primal.detach().clone())
+                ts.append(torch.zeros_like(primal) if tangent is None else tangent.detach().clone())
+        return ys, ts
+
+
+class TorchIndexEngine(TorchEngine):
+    name = "torch-index"
+    semantics = "language: explicit masking; scatter via index_put_(accumulate=True)"
+
+    def namespace(self) -> Any:
+        return TorchIndexNamespace()

@@ -1,0 +1,281 @@
+"""What the tensor adapters share: programs run through `to_python(..., xp=...)`, whole arrays in and out.
+
+A tensor adapter (engines `jax`, `jax-jit`, `torch`, `torch-index`, `autograd`) gives the library
+an `xp` namespace (`advalidate.lang.xp.ArrayNamespace`) made of the library's own tensor
+operations, so every array operation of a program is one whole-array operation of the library
+(gather → advanced indexing, scatter → the library's scatter-add / scatter-max, `tr` → transpose,
+...) and the library's reverse mode differentiates those operations, not a scalar per element.
+
+The input's real leaves (`R` scalars and arrays of `R`, left to right) become the library's
+tensors, the program's output's real leaves are the tensors differentiated, and the gradient is
+rebuilt into a value of the input's type (scalars as floats, arrays as float64 ndarrays).
+
+Out of range: the language reads 0 outside an array and drops scatter targets outside the result.
+Unless a namespace says otherwise, `to_python`'s array runtime maps this by explicit masking (the
+indices are clipped into range and the read is replaced with 0 by a `where`; scatter sources whose
+target is out of range are removed before the library's scatter runs), so the namespace only ever
+sees in-range indices. A runtime of the adapter's own (`runtime()`) may hand out-of-range indices to
+the library's own modes instead (JAX: `mode="fill"` / `mode="drop"`).
+
+Branches: Python control flow reads the primal of the library's numbers (`ops.lt`, `xp.asnumpy`).
+Under tracing compilers (`jax.jit`) there is no primal: `Branches` records the comparisons of an
+eager run and replays them while the compiled function is traced, so the compiled program is the
+straight-line program of that input's branch path (which is what `jit` compiles for it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...lang.compile import Budget, Compiler
+from ...lang.deep import run_deep
+from ...lang.program import Program, numeric_prims
+from ...lang.values import Inl, Inr, check_value
+from ...lang.xp import XpArrays, convert_xp
+from ..engine import Back, value_size
+from .common import AdapterEngine
+
+# ---- real leaves of values ---------------------------------------------------------------------
+
+
+def is_real_leaf(v: Any) -> bool:
+    """A real leaf of a value: an R scalar (any number object) or an array of reals."""
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind not in "biu"
+    return not isinstance(v, (bool, int, tuple, list, Inl, Inr))
+
+
+def real_leaves(v: Any) -> list:
+    """The real leaves of a value, left to right (iterative on long lists)."""
+    out: list = []
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+        elif isinstance(x, (Inl, Inr)):
+            stack.append(x.value)
+        elif is_real_leaf(x):
+            out.append(x)
+    return out
+
+
+def replace_leaves(template: Any, leaves: Sequence[Any]) -> Any:
+    """`template` with its real leaves replaced, in order, by `leaves`."""
+    it = iter(leaves)
+
+    def go(x: Any) -> Any:
+        if isinstance(x, tuple):
+            return tuple(go(i) for i in x)
+        if isinstance(x, list):
+            return [go(i) for i in x]
+        if isinstance(x, Inl):
+            return Inl(go(x.value))
+        if isinstance(x, Inr):
+            return Inr(go(x.value))
+        if is_real_leaf(x):
+            return next(it)
+        return x
+
+    return run_deep(go, template)
+
+
+def as_value(a: np.ndarray) -> Any:
+    """A leaf as the language's value: a float for a 0-d result, a float64 ndarray otherwise."""
+    a = np.asarray(a, dtype=np.float64)
+    return float(a) if a.ndim == 0 else a
+
+
+# ---- recorded branches (for tracing compilers) --------------------------------------------------
+
+
+class Branches:
+    """The outcomes of the comparisons of one run, recorded eagerly and replayed while tracing."""
+
+    def __init__(self) -> None:
+        self.mode = "off"  # off | record | replay
+        self.log: list[Any] = []
+        self.pos = 0
+
+    def decide(self, compute: Callable[[], Any]) -> Any:
+        if self.mode == "replay":
+            if self.pos >= len(self.log):
+                raise NotImplementedError("the traced program takes a comparison the eager run did not")
+            out = self.log[self.pos]
+            self.pos += 1
+            return out
+        out = compute()
+        if self.mode == "record":
+            self.log.append(out)
+        return out
+
+    def start(self, mode: str) -> None:
+        self.mode = mode
+        self.pos = 0
+        if mode == "record":
+            self.log = []
+
+    @property
+    def tracing(self) -> bool:
+        return self.mode == "replay"
+
+
+def branching_ops(base: type, branches: Branches) -> Any:
+    """An instance of the ops class `base` whose comparisons go through `branches` and whose domain
+    checks (which read primals) are skipped while tracing (the eager run made them)."""
+
+    class Ops(base):  # type: ignore[misc, valid-type]
+        def lt(self, a: Any, b: Any) -> bool:
+            return branches.decide(lambda: base.lt(self, a, b))
+
+        def le(self, a: Any, b: Any) -> bool:
+            return branches.decide(lambda: base.le(self, a, b))
+
+        def gt(self, a: Any, b: Any) -> bool:
+            return branches.decide(lambda: base.gt(self, a, b))
+
+        def ge(self, a: Any, b: Any) -> bool:
+            return branches.decide(lambda: base.ge(self, a, b))
+
+        def div(self, a: Any, b: Any) -> Any:
+            return a / b if branches.tracing else base.div(self, a, b)
+
+        def tan(self, a: Any) -> Any:
+            return self.lib.tan(a) if branches.tracing else base.tan(self, a)
+
+        def exp(self, a: Any) -> Any:
+            return self.lib.exp(a) if branches.tracing else base.exp(self, a)
+
+        def log(self, a: Any) -> Any:
+            return self.lib.log(a) if branches.tracing else base.log(self, a)
+
+        def sqrt(self, a: Any) -> Any:
+            return self.lib.sqrt(a) if branches.tracing else base.sqrt(self, a)
+
+    Ops.__name__ = base.__name__
+    return Ops()
+
+
+# ---- to_python with a runtime of one's own -------------------------------------------------------
+
+
+def to_python_rt(prog: Program, ops: Any, rt: XpArrays) -> Callable[[Any], Any]:
+    """`to_python(prog, ops, xp=rt.xp)`, with the array runtime `rt` (an `XpArrays` subclass) in place
+    of the default one."""
+    steps = Budget(None)
+    prims = numeric_prims(ops)
+    prims["arrays"] = rt
+    fn = run_deep(lambda: Compiler(prims, steps).compile_program(prog.core))
+    din, dout = prog.input_type, prog.output_type
+
+    def f(x: Any) -> Any:
+        def go() -> Any:
+            return convert_xp(fn(convert_xp(x, din, internal=True)), dout, internal=False)
+
+        steps.reset()
+        return run_deep(go)
+
+    return f
+
+
+# ---- the engine -----------------------------------------------------------------------------------
+
+LeafVjp = tuple[list[Any], Callable[[list[Any]], list[Any]]]
+
+
+class TensorEngine(AdapterEngine):
+    """A plug-in engine running a program as the library's tensor operations (see the module docstring).
+
+    Subclasses give `ops()` (scalars), `namespace()` (arrays), `to_lib` / `to_np` (leaf conversion),
+    `vjp_leaves` (and `jvp_leaves` for forward mode); `runtime(ops, xp)` may replace the array runtime.
+    """
+
+    supports = frozenset({"lists", "sums", "recursion", "par", "higher-order", "arrays"})
+    semantics = "language"  # the out-of-range semantics mapped (see `namespace`)
+
+    def namespace(self) -> Any:
+        raise NotImplementedError
+
+    def runtime(self, ops: Any, xp: Any) -> XpArrays:
+        return XpArrays(ops, xp)
+
+    def to_lib(self, leaf: Any) -> Any:
+        raise NotImplementedError
+
+    def to_np(self, t: Any) -> np.ndarray:
+        return np.asarray(t, dtype=np.float64)
+
+    def vjp_leaves(self, fn: Callable[[list], list], leaves: list) -> LeafVjp:
+        raise NotImplementedError
+
+    def program(self, prog: Program) -> Callable[[Any], Any]:
+        """The program as a Python function of library values."""
+        ops = self.ops()
+        return to_python_rt(prog, ops, self.runtime(ops, self.namespace()))
+
+    def _leaves_fn(self, prog: Program, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
+        f = self.program(prog)
+
+        def fn(leaves: list) -> list:
+            y = f(replace_leaves(x, list(leaves)))
+            holder["y"] = y
+            return [self.out_leaf(o) for o in real_leaves(y)]
+
+        return fn
+
+    def out_leaf(self, o: Any) -> Any:
+        """An output leaf as a library tensor (constants may come out as floats or numpy values)."""
+        return o
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
+        if numeric != "float":
+            raise ValueError(f"the {self.name} adapter runs in float only (numeric={numeric!r})")
+        check_value(x, prog.input_type, "input")
+        holder: dict[str, Any] = {}
+        fn = self._leaves_fn(prog, x, holder)
+        xs = [self.to_lib(leaf) for leaf in real_leaves(x)]
+        ys, back_leaves = run_deep(self.vjp_leaves, fn, xs)
+        y = replace_leaves(holder["y"], [as_value(self.to_np(t)) for t in ys])
+        stats = {"input_size": value_size(x), "output_size": value_size(y)}
+
+        def back(dy: Any) -> Any:
+            check_value(dy, prog.output_type, "output cotangent")
+            dys = [self.to_lib(d) for d in real_leaves(dy)]
+            g = run_deep(back_leaves, dys)
+            return replace_leaves(x, [as_value(self.to_np(t)) for t in g])
+
+        return y, Back(back, stats)
+
+
+class ForwardMode:
+    """Mixin: `jvp(prog, x, dx)` through the library's own forward mode (`jvp_leaves`)."""
+
+    def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
+        raise NotImplementedError
+
+    def jvp(self, prog: Program, x: Any, dx: Any, numeric: str = "float") -> tuple[Any, Any]:
+        if numeric != "float":
+            raise ValueError(f"the {self.name} adapter runs in float only (numeric={numeric!r})")
+        check_value(x, prog.input_type, "input")
+        holder: dict[str, Any] = {}
+        fn = self._leaves_fn(prog, x, holder)
+        xs = [self.to_lib(leaf) for leaf in real_leaves(x)]
+        ts = [self.to_lib(leaf) for leaf in real_leaves(dx)]
+        ys, tys = run_deep(self.jvp_leaves, fn, xs, ts)
+        y = replace_leaves(holder["y"], [as_value(self.to_np(t)) for t in ys])
+        return y, replace_leaves(holder["y"], [as_value(self.to_np(t)) for t in tys])
+
+
+def ravel_targets(idxs: Sequence[np.ndarray], lead: Sequence[int]) -> np.ndarray:
+    """Row-major positions in the flattened leading dimensions `lead` (all indices in range)."""
+    if not idxs:
+        return np.zeros(0, dtype=np.int64)
+    return np.ravel_multi_index(tuple(np.asarray(i, dtype=np.int64) for i in idxs), tuple(lead)).astype(np.int64)
+
+
+def lead_size(shape: Sequence[int], m: int) -> int:
+    return math.prod(shape[:m])
