@@ -114,3 +114,75 @@ def test_own_forward_mode_is_checked(engine: Any) -> None:
     _, ref = adv.engine("forward").jvp(prog, x, dx)
     for a, b in zip(t, ref, strict=True):
         np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+# ---- standalone reproducers ------------------------------------------------------------------------
+
+
+def planted_torch_engine() -> Any:
+    """torch-index with its scatter's accumulation dropped: of the values sent to one position, only
+    the first arrives. (index_put_ without accumulate would not do: its backward passes the cotangent
+    to every duplicate, which happens to be the language's gradient of the accumulating scatter.)"""
+    import torch
+
+    from advalidate.impl.adapters.torch import TorchIndexEngine
+
+    return _planted(TorchIndexEngine, torch)
+
+
+def _planted(base: Any, torch: Any) -> Any:
+    from advalidate.impl.adapters.torch import TorchIndexNamespace, _index, _t
+
+    class NoAccumulate(TorchIndexNamespace):
+        def scatter_add(self, shape: Any, idxs: tuple, values: Any) -> Any:
+            pos = np.ravel_multi_index(idxs, tuple(shape[: len(idxs)]))
+            _, first = np.unique(pos, return_index=True)
+            kept = tuple(np.asarray(i)[first] for i in idxs)
+            out = torch.zeros(tuple(shape), dtype=torch.float64)
+            return out.index_put_(_index(kept), _t(values)[torch.as_tensor(first)], accumulate=True)
+
+    class Planted(base):
+        name = "torch-planted"
+
+        def namespace(self) -> Any:
+            return NoAccumulate()
+
+    return Planted()
+
+
+@pytest.mark.peers
+def test_repro_of_a_planted_wrong_adapter_runs_standalone(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    eng = planted_torch_engine()
+    prog, x = example(Path(__file__).parent.parent / "examples" / "arrays" / "scatter.adv")
+    res = check(prog, x, engines=[eng], oracles=["fd"])
+    assert res.verdicts[0].status == "fail", res.report("all")
+    dy = np.array([1.0, -2.0, 0.5, 3.0, 1.5, -1.0])
+    script = eng.repro(prog, x, dy)
+    assert "advalidate" not in "\n".join(ln for ln in script.splitlines() if ln.startswith(("import", "from")))
+    (tmp_path / "repro.py").write_text(script)
+    out = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = {ln.split(":", 1)[0].strip(): ln.split(":", 1)[1] for ln in out.stdout.splitlines() if ":" in ln}
+    assert lines["torch gradient"] != lines["expected (advalidate reference)"]
+    assert "matches the expected one: False" in out.stdout
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", ["autograd", "jax-jit", "torch"])
+def test_repro_of_a_correct_adapter_agrees(name: str, tmp_path: Path) -> None:
+    pytest.importorskip(ENGINES[name])
+    import subprocess
+    import sys
+
+    eng = adv.engine(name)
+    prog, x = example(Path(__file__).parent.parent / "examples" / "arrays" / "gather.adv")
+    y, _ = adv.engine("tape").vjp(prog, x)
+    dy = adv.unflatten(y, [1.0 + 0.25 * k for k in range(len(adv.flatten(y)))])
+    (tmp_path / "repro.py").write_text(eng.repro(prog, x, dy))
+    out = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "matches the expected one: True" in out.stdout

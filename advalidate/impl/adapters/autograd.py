@@ -172,3 +172,20 @@ class AutogradEngine(TensorEngine):
             return split(np.reshape(np.asarray(g, dtype=float), -1), shapes)
 
         return split(np.asarray(ys, dtype=float).reshape(-1), out_shapes), back
+
+    def repro_info(self) -> dict[str, Any]:
+        import inspect
+
+        from .repro import AUTOGRAD_DRIVER
+        from .tensor import ravel_targets
+
+        return {
+            "lift": lambda t: t,
+            "lib": "anp",
+            "atan": "anp.arctan",
+            "imports": "import math\n\nimport autograd.numpy as anp\nimport numpy as np\nfrom autograd import grad\n"
+            "from autograd.tracer import getval\n\n\n" + inspect.getsource(ravel_targets),
+            "driver": AUTOGRAD_DRIVER,
+            "what": "autograd.grad, explicit masking",
+            "needs": "autograd",
+        }

@@ -203,11 +203,28 @@ class JaxEngine(ForwardMode, TensorEngine):
         ys, ts = jax.jvp(fn, (leaves,), (tangents,))
         return list(ys), list(ts)
 
+    jit = False
+
+    def repro_info(self) -> dict[str, Any]:
+        from .repro import JAX_DRIVER
+
+        return {
+            "lift": lambda t: f"jnp.asarray({t}, dtype=jnp.float64)",
+            "lib": "jnp",
+            "atan": "jnp.arctan",
+            "imports": "import jax\nimport jax.numpy as jnp\nimport numpy as np\n\n"
+            'jax.config.update("jax_enable_x64", True)\nF64 = jnp.float64',
+            "driver": JAX_DRIVER.format(f="jax.jit(f)" if self.jit else "f"),
+            "what": "jax.vjp" + (" of the whole function under jax.jit" if self.jit else ", eager"),
+            "needs": f"jax {jax.__version__}",
+        }
+
 
 class JaxJitEngine(JaxEngine):
     """`jax` with the whole program under `jax.jit` (branch outcomes replayed from an eager run)."""
 
     name = "jax-jit"
+    jit = True
 
     def _leaves_fn(self, prog: Any, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
         f = self.program(prog)

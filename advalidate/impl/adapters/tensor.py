@@ -250,6 +250,19 @@ class TensorEngine(AdapterEngine):
 
         return y, Back(back, stats)
 
+    # ---- standalone reproducers (advalidate.impl.adapters.repro) ----
+    def repro_info(self) -> dict[str, Any]:
+        """What `repro.py` needs: imports, the library's names, the driver code (see repro.py)."""
+        raise NotImplementedError
+
+    def repro(self, prog: Program, x: Any, dy: Any) -> str:
+        """The text of a standalone `repro.py` (library code only) for this engine at `x`, `dy`."""
+        from ..tape import TapeStage
+        from .repro import repro_script
+
+        _, back = TapeStage().vjp(prog, x, numeric="float")
+        return run_deep(repro_script, self, prog, x, dy, back(dy))
+
 
 class ForwardMode:
     """Mixin: `jvp(prog, x, dx)` through the library's own forward mode (`jvp_leaves`)."""

@@ -220,6 +220,23 @@ class TorchEngine(ForwardMode, TensorEngine):
                 ts.append(torch.zeros_like(primal) if tangent is None else tangent.detach().clone())
         return ys, ts
 
+    def repro_info(self) -> dict[str, Any]:
+        import inspect
+
+        from .repro import TORCH_DRIVER
+        from .tensor import ravel_targets
+
+        helpers = "\n\n".join(inspect.getsource(fn) for fn in (_t, _index, ravel_targets))
+        return {
+            "lift": lambda t: f"torch.tensor({t}, dtype=torch.float64)",
+            "lib": "torch",
+            "atan": "torch.atan",
+            "imports": "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
+            "driver": TORCH_DRIVER,
+            "what": f"torch.autograd.grad, {self.semantics}",
+            "needs": f"torch {torch.__version__}",
+        }
+
 
 class TorchIndexEngine(TorchEngine):
     name = "torch-index"

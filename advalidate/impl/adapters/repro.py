@@ -1,0 +1,293 @@
+"""Standalone reproducers (`repro.py`) for findings against the tensor adapters (issue #15).
+
+One run of the program at the finding's input is traced: every call of the adapter's `xp`
+namespace and of its scalar `ops` is recorded as one line of straight-line code (`v3 =
+ns.scatter_add((6,), (np.array([...]),), v2)`), with index arrays and masks as numpy literals and
+the branches the program took at that input fixed. The script holds the library imports, the
+source of the adapter's namespace class (plain library code: `jnp` / `torch` / `anp` calls), the
+traced function `f(x0, x1, ...)`, the input and the output cotangent, and prints
+
+- the library's gradient of ⟨f(x), dy⟩ (its own reverse mode: `jax.vjp`, `torch.autograd.grad`,
+  `autograd.grad`),
+- the expected gradient of the program, computed by advalidate's reference (`tape` engine) when the
+  script was written and embedded as a literal,
+- central differences of the script's own primal ⟨f(x), dy⟩ (step 1e-6 relative), so a wrong
+  derivative rule of the library shows even without trusting the literal.
+
+Nothing of advalidate is imported by the script: `python repro.py` with the library installed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...lang.program import Program
+from ...lang.xp import NAMESPACE_FUNCTIONS
+
+EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop")
+UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
+
+class Sym:
+    """A traced value: the name of its variable in the script and its actual value."""
+
+    __slots__ = ("name", "value")
+
+    def __init__(self, name: str, value: Any) -> None:
+        self.name = name
+        self.value = value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(getattr(self.value, "shape", ()))
+
+
+class Trace:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.n = 0
+
+    def fresh(self, value: Any, expr: str) -> Sym:
+        self.n += 1
+        name = f"v{self.n}"
+        self.lines.append(f"    {name} = {expr}")
+        return Sym(name, value)
+
+
+def unwrap(a: Any) -> Any:
+    if isinstance(a, Sym):
+        return a.value
+    if isinstance(a, tuple):
+        return tuple(unwrap(i) for i in a)
+    if isinstance(a, list):
+        return [unwrap(i) for i in a]
+    return a
+
+
+def literal(a: Any, lift: Callable[[str], str]) -> str:
+    """`a` as Python source: traced values by name, numpy arrays and numbers as literals."""
+    if isinstance(a, Sym):
+        return a.name
+    if isinstance(a, tuple):
+        return "(" + "".join(literal(i, lift) + ", " for i in a) + ")"
+    if isinstance(a, list):
+        return "[" + ", ".join(literal(i, lift) for i in a) + "]"
+    if isinstance(a, (bool, np.bool_)):
+        return repr(bool(a))
+    if isinstance(a, (int, np.integer)):
+        return repr(int(a))
+    if isinstance(a, (float, np.floating)):
+        return repr(float(a))
+    if isinstance(a, np.ndarray):
+        dtype = {"b": "bool", "i": "np.int64", "u": "np.int64"}.get(a.dtype.kind, "np.float64")
+        text = f"np.array({a.tolist()!r}, dtype={dtype})"
+        return text if a.dtype.kind in "biu" else lift(text)
+    if a is None:
+        return "None"
+    # a library value made outside the traced calls (a constant): its numbers as a literal
+    return lift(f"np.array({np.asarray(a, dtype=float).tolist()!r}, dtype=np.float64)")
+
+
+class TraceNamespace:
+    """Forwards every namespace call to the adapter's namespace and records it as `ns.fn(...)`."""
+
+    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str]) -> None:
+        self._inner, self._trace, self._lift = inner, trace, lift
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._inner, name)
+        if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS:
+            return fn
+
+        def call(*args: Any) -> Any:
+            out = fn(*unwrap(args))
+            if name == "asnumpy":  # a branch decision: fixed in the trace
+                return out
+            return self._trace.fresh(out, f"ns.{name}({', '.join(literal(a, self._lift) for a in args)})")
+
+        return call
+
+
+class TraceOps:
+    """Forwards the scalar operations to the adapter's ops and records them with the library's names."""
+
+    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str], lib: str, atan: str) -> None:
+        self._inner, self._trace, self._lift, self._lib, self._atan = inner, trace, lift, lib, atan
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._inner, name)
+        if name in ("lt", "le", "gt", "ge"):
+            return lambda a, b: fn(unwrap(a), unwrap(b))
+        if name in ("const", "real"):
+            return lambda r: self._trace.fresh(fn(r), self._lift(repr(float(r))))
+        if name in BINARY:
+            op = BINARY[name]
+            return lambda a, b: self._trace.fresh(
+                fn(unwrap(a), unwrap(b)), f"{literal(a, self._lift)} {op} {literal(b, self._lift)}"
+            )
+        if name == "neg":
+            return lambda a: self._trace.fresh(fn(unwrap(a)), f"-{literal(a, self._lift)}")
+        if name in UNARY:
+            lib_fn = self._atan if name == "atan" else f"{self._lib}.{name}"
+            return lambda a: self._trace.fresh(fn(unwrap(a)), f"{lib_fn}({literal(a, self._lift)})")
+        return fn
+
+
+def namespace_source(ns: Any) -> str:
+    """The source of the namespace's classes (base classes first) and its module's helpers."""
+    parts, prev = [], ""
+    for cls in reversed(type(ns).__mro__[:-1]):
+        src = textwrap.dedent(inspect.getsource(cls))
+        head, _, body = src.partition("\n")
+        # the class line names its base as the script does (a base may be spelt `module.Class` here)
+        parts.append(f"class {cls.__name__}({prev}):\n{body}")
+        prev = cls.__name__
+    return "\n\n".join(parts)
+
+
+def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[str], list[Any]]:
+    """(body lines of `f`, its return expressions, the input leaves) from one traced run."""
+    from .tensor import real_leaves, replace_leaves, to_python_rt
+
+    r = engine.repro_info()
+    trace = Trace()
+    ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"])
+    xp = TraceNamespace(engine.namespace(), trace, r["lift"])
+    rt = engine.runtime(ops, xp)
+    f = to_python_rt(prog, ops, rt)
+    leaves = real_leaves(x)
+    syms = [Sym(f"x{k}", engine.to_lib(leaf)) for k, leaf in enumerate(leaves)]
+    y = f(replace_leaves(x, syms))
+    outs = [literal(o, r["lift"]) for o in real_leaves(y)]
+    return trace.lines, outs, leaves
+
+
+def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, note: str = "") -> str:
+    """The text of `repro.py` for `engine` on `prog` at `x` with output cotangent `dy`."""
+    from .tensor import real_leaves
+
+    r = engine.repro_info()
+    lines, outs, leaves = trace_program(engine, prog, x)
+    n = len(leaves)
+    args = ", ".join(f"x{k}" for k in range(n))
+    xs = [np.asarray(v, dtype=float).tolist() for v in leaves]
+    dys = [np.asarray(v, dtype=float).tolist() for v in real_leaves(dy)]
+    exp = [np.asarray(v, dtype=float).tolist() for v in real_leaves(expected)]
+    source = prog.source.strip() if getattr(prog, "source", None) else ""
+    header = (
+        f"# Standalone reproducer written by advalidate for engine {engine.name!r} ({r['what']}).\n"
+        f"# Run: python repro.py  (needs {r['needs']}; advalidate is not imported)\n"
+        + (f"# {note}\n" if note else "")
+        + "#\n# The program (f below is its straight-line trace at this input, branches fixed as taken):\n#\n"
+        + "".join(f"#   {ln}\n" for ln in source.splitlines())
+    )
+    body = "\n".join(lines) if lines else "    pass"
+    return (
+        "from __future__ import annotations\n\n"
+        + header
+        + "\n"
+        + r["imports"]
+        + "\n\n"
+        + namespace_source(engine.namespace())
+        + f"\n\nns = {type(engine.namespace()).__name__}.__new__({type(engine.namespace()).__name__})\n\n\n"
+        + f"def f({args}):\n{body}\n    return [{', '.join(outs)}]\n\n\n"
+        + f"X = {xs!r}\nDY = {dys!r}\nEXPECTED = {exp!r}  # advalidate's reference gradient (tape engine)\n\n"
+        + r["driver"]
+        + DRIVER_COMMON
+    )
+
+
+DRIVER_COMMON = '''
+
+def loss_np(xs):
+    """<f(x), dy> with the library's own primal, as a float."""
+    ys = primal([np.array(v, dtype=np.float64) for v in xs])
+    return sum(float(np.sum(np.asarray(y, dtype=np.float64) * np.asarray(d, dtype=np.float64))) for y, d in zip(ys, DY))
+
+
+def central_differences(xs):
+    out = []
+    for k, v in enumerate(xs):
+        a = np.array(v, dtype=np.float64)
+        g = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            h = 1e-6 * max(1.0, abs(float(a[i])))
+            up, down = a.copy(), a.copy()
+            up[i] += h
+            down[i] -= h
+            lo = [np.array(w, dtype=np.float64) for w in xs]
+            hi = [np.array(w, dtype=np.float64) for w in xs]
+            hi[k], lo[k] = up, down
+            g[i] = (loss_np(hi) - loss_np(lo)) / (2 * h)
+        out.append(g)
+    return out
+
+
+if __name__ == "__main__":
+    np.set_printoptions(precision=12, suppress=False)
+    lib = library_gradient(X, DY)
+    fd = central_differences(X)
+    print(LIBRARY, "gradient:             ", [np.asarray(g, dtype=np.float64).tolist() for g in lib])
+    print("expected (advalidate reference):", EXPECTED)
+    print("central differences of f:      ", [g.tolist() for g in fd])
+    same = all(
+        np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b), rtol=1e-6, atol=1e-8) for a, b in zip(lib, EXPECTED)
+    )
+    print("library gradient matches the expected one:", same)
+'''
+
+JAX_DRIVER = """
+LIBRARY = "jax"
+F = {f}
+
+
+def primal(xs):
+    return F(*[jnp.asarray(v, dtype=jnp.float64) for v in xs])
+
+
+def library_gradient(xs, dy):
+    ys, vjp = jax.vjp(F, *[jnp.asarray(np.array(v, dtype=np.float64)) for v in xs])
+    return vjp([jnp.asarray(np.array(d, dtype=np.float64)) for d in dy])
+"""
+
+TORCH_DRIVER = """
+LIBRARY = "torch"
+
+
+def primal(xs):
+    with torch.no_grad():
+        return [y.detach().numpy() for y in f(*[torch.tensor(v, dtype=torch.float64) for v in xs])]
+
+
+def library_gradient(xs, dy):
+    xt = [torch.tensor(np.array(v, dtype=np.float64), requires_grad=True) for v in xs]
+    ys = f(*xt)
+    dyt = [torch.tensor(np.array(d, dtype=np.float64)) for d in dy]
+    pairs = [(y, d.reshape(y.shape)) for y, d in zip(ys, dyt) if y.requires_grad]
+    if not pairs:
+        return [torch.zeros_like(v) for v in xt]
+    return torch.autograd.grad([p[0] for p in pairs], xt, grad_outputs=[p[1] for p in pairs],
+                               allow_unused=True, materialize_grads=True)
+"""
+
+AUTOGRAD_DRIVER = """
+LIBRARY = "autograd"
+
+
+def primal(xs):
+    return f(*[np.array(v, dtype=np.float64) for v in xs])
+
+
+def library_gradient(xs, dy):
+    def loss(*a):
+        return sum(anp.sum(y * np.array(d, dtype=np.float64)) for y, d in zip(f(*a), dy))
+
+    args = [np.array(v, dtype=np.float64) for v in xs]
+    return [grad(loss, k)(*args) for k in range(len(args))]
+"""
