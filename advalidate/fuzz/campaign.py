@@ -202,6 +202,8 @@ class Campaign:
         self.skipped = 0
         self.errors = 0
         self.verdicts: Counter[tuple[str, str, str]] = Counter()
+        self.tried: Counter[str] = Counter()  # programs checked per engine (this session)
+        self.accepted: Counter[str] = Counter()  # ... of which the engine did not decline
         self.reasons: Counter[tuple[str, str, str]] = Counter()  # (engine, oracle, reason) of inconclusive verdicts
         self.coverage: Counter[str] = Counter()
         self.nodes_hist: Counter[int] = Counter()
@@ -243,6 +245,7 @@ class Campaign:
         self.engine_specs: list[str] = []
         self.worker_engines: list[str | bytes] = []
         self.engine_names: list[str] = []
+        self.engine_objects: dict[str, Any] = {}  # for the engines' own reproducers (`repro`)
         for spec in specs:
             try:
                 eng = load_engine_spec(spec) if isinstance(spec, str) else spec
@@ -254,6 +257,7 @@ class Campaign:
             if name in self.engine_names:
                 raise CampaignError(f"two engines are called {name!r}")
             self.engine_names.append(name)
+            self.engine_objects[name] = eng
             if isinstance(spec, str):
                 self.engine_specs.append(spec)
                 self.worker_engines.append(spec)
@@ -418,6 +422,10 @@ class Campaign:
         self.coverage.update(r.get("constructs", []))
         for engine, oracle, status in r.get("verdicts", []):
             self.verdicts[(engine, oracle, status)] += 1
+        declined = set(r.get("declined", []))
+        for engine in {v[0] for v in r.get("verdicts", [])}:
+            self.tried[engine] += 1
+            self.accepted[engine] += engine not in declined
         for engine, oracle, detail in r.get("inconclusive", []):
             self.reasons[(engine, oracle, reason_class(detail, engine))] += 1
         if "error" in r:
@@ -765,8 +773,33 @@ class Campaign:
             "reproduce.sh": reproduce_script(f.engine_spec, self.engine_paths.get(f.engine)),
             FINDING_JSON: json.dumps(self.finding_json(f), indent=2, default=str) + "\n",
         }
+        repro = self._repro(f)
+        if repro is not None:
+            files["repro.py"] = repro
         write_dir(self.out, f.name, files)
         self._dirty.discard(f.id)
+
+    def _repro(self, f: Finding) -> str | None:
+        """A standalone reproducer in the library's own API, from engines that write one (`repro(prog,
+        x, dy)`, the tensor adapters): the shrunk program at its input, with the check's cotangent."""
+        eng = self.engine_objects.get(f.engine)
+        if not callable(getattr(eng, "repro", None)):
+            return None
+        memo = self.__dict__.setdefault("_repro_memo", {})
+        key = (f.engine, f.program, f.input, f.seed)
+        if key not in memo:
+            try:
+                from ..lang.program import parse
+                from ..lang.values import parse_value
+                from ..oracles.context import Context
+
+                prog = parse(f.program)
+                x = parse_value(f.input, prog.input_type)
+                ctx = Context(prog, x, f.seed)
+                memo[key] = None if ctx.dy is None else eng.repro(prog, x, ctx.dy)
+            except Exception as exc:  # noqa: BLE001 - a reproducer is a convenience; the finding stands
+                memo[key] = f"# advalidate could not write a reproducer: {type(exc).__name__}: {exc}\n"
+        return memo[key]
 
     @property
     def versions(self) -> dict[str, str]:
@@ -983,6 +1016,11 @@ class Campaign:
             "by_engine_oracle": self.table(),
             "by_oracle": {o: dict(c) for o, c in sorted(per_oracle.items())},
             "by_engine": {e: dict(c) for e, c in sorted(per_engine.items())},
+            # share of the programs each engine accepted (did not decline), this session
+            "accepted": {
+                e: {"programs": n, "accepted": self.accepted[e], "share": round(self.accepted[e] / n, 3)}
+                for e, n in sorted(self.tried.items())
+            },
             "coverage": dict(sorted(self.coverage.items(), key=lambda kv: (-kv[1], kv[0]))),
             "inconclusive_reasons": self.reason_table(),
             "findings": [self.finding_summary(f) for f in sorted(self.findings, key=_finding_order)],

@@ -132,6 +132,16 @@ def judge(prog: Any, x: Any, engines: list[Any], oracles: list[str] | None, seed
     return [verdict_dict(v) for v in res.verdicts]
 
 
+def declined_engines(verdicts: list[dict[str, Any]]) -> list[str]:
+    """The engines that declined the program (every verdict of theirs says so): the rest accepted it."""
+    seen: dict[str, bool] = {}
+    for v in verdicts:
+        e, detail = v["engine"], str(v.get("detail") or "")
+        said = f"engine {e} declines" in detail or f"engine {e} does not support" in detail
+        seen[e] = seen.get(e, True) and said
+    return sorted(e for e, d in seen.items() if d)
+
+
 def margin(v: dict[str, Any]) -> float:
     """How far past its tolerance a failing verdict is: relative error, inf when not numeric."""
     rel = v.get("rel_err")
@@ -189,6 +199,7 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
         limit = f" (--memory-limit {cfg.memory_limit} MB)" if cfg.memory_limit else ""
         out["error"] = f"out of memory{limit}: engine {', '.join(out_of_memory)} raised MemoryError"
     out["inconclusive"] = [(v["engine"], v["oracle"], v["detail"]) for v in verdicts if v["status"] == "inconclusive"]
+    out["declined"] = declined_engines(verdicts)
     failures = [v for v in verdicts if v["status"] == "fail"]
     if failures or "error" in out:
         out["failures"] = failures
