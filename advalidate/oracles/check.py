@@ -28,6 +28,7 @@ from ..lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool,
 from ..lang.values import Inl, Inr, check_value
 from .base import Oracle
 from .bot import BotOracle
+from .consistency import ConsistencyOracle
 from .context import Context, engine_label
 from .cross import CrossOracle
 from .fd import FiniteDifferenceOracle
@@ -45,8 +46,9 @@ ORACLES: dict[str, Callable[[], Any]] = {
     "once": OnceOracle,
     "linear": LinearOracle,
     "bot": BotOracle,
+    "consistency": ConsistencyOracle,  # the library against itself under its own semantics (issue #15)
 }
-DEFAULT_ORACLES = tuple(ORACLES)
+DEFAULT_ORACLES = tuple(o for o in ORACLES if o != "consistency")
 INPUT_ATTEMPTS = 10
 
 

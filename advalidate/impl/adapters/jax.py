@@ -167,6 +167,20 @@ class JaxModeArrays(XpArrays):
         return self.xp.where(mask, out, self.xp.zeros(full))
 
 
+class JaxOwnNamespace(JaxNamespace):
+    """JAX's default out-of-range rules (for the `consistency` oracle): gathers `a[idx]` clamp,
+    scatters `.at[idx].add` / `.max` drop out-of-range targets; negative indices wrap once."""
+
+    def take_fill(self, a: Any, idxs: tuple) -> Any:
+        return a[idxs]
+
+    def scatter_add_drop(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        return jnp.zeros(tuple(shape), dtype=F64).at[idxs].add(values)
+
+    def scatter_max_drop(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        return jnp.full(tuple(shape), -jnp.inf, dtype=F64).at[idxs].max(values)
+
+
 class JaxEngine(ForwardMode, TensorEngine):
     name = "jax"
     library = "jax"
@@ -204,6 +218,19 @@ class JaxEngine(ForwardMode, TensorEngine):
         return list(ys), list(ts)
 
     jit = False
+
+    def own_semantics(self) -> Any:
+        """This engine under JAX's default indexing rules (clamped gathers, wrapped negative indices)."""
+        base = type(self)
+
+        class Own(base):  # type: ignore[misc, valid-type]
+            semantics = "JAX's default indexing (gathers clamp, negative indices wrap, scatters drop)"
+
+            def namespace(self) -> Any:
+                return JaxOwnNamespace(self.branches)
+
+        Own.name = f"{self.name}-own"
+        return Own()
 
     def repro_info(self) -> dict[str, Any]:
         from .repro import JAX_DRIVER

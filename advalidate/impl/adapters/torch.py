@@ -168,6 +168,15 @@ class TorchIndexNamespace(TorchNamespace):
         return out.index_put_(_index(idxs), _t(values), accumulate=True)
 
 
+class TorchOwnNamespace(TorchNamespace):
+    """Scatter by `index_put_(..., accumulate=False)` (for the `consistency` oracle): with repeated
+    targets one value wins (PyTorch: undefined which)."""
+
+    def scatter_add(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
+        out = torch.zeros(tuple(shape), dtype=DTYPE)
+        return out.index_put_(_index(idxs), _t(values), accumulate=False)
+
+
 class TorchEngine(ForwardMode, TensorEngine):
     name = "torch"
     library = "torch"
@@ -219,6 +228,18 @@ class TorchEngine(ForwardMode, TensorEngine):
                 ys.append(primal.detach().clone())
                 ts.append(torch.zeros_like(primal) if tangent is None else tangent.detach().clone())
         return ys, ts
+
+    def own_semantics(self) -> Any:
+        """This engine with scatter by `index_put_` without accumulation (PyTorch's own overwrite)."""
+
+        class Own(TorchEngine):
+            name = f"{self.name}-own"
+            semantics = "PyTorch index_put_(accumulate=False) for scatter"
+
+            def namespace(self) -> Any:
+                return TorchOwnNamespace()
+
+        return Own()
 
     def repro_info(self) -> dict[str, Any]:
         import inspect
