@@ -36,7 +36,7 @@ from .base import Oracle
 from .context import Context, EngineRun
 from .verdict import Verdict
 
-RTOL = 1e-6
+AGREE_REL = 1e-6
 STEP = 1e-5
 
 
@@ -74,7 +74,7 @@ class ConsistencyOracle(Oracle):
         if hasattr(eng, "jvp"):
             _, t = eng.jvp(ctx.prog, ctx.x, v)
             fwd = _dot(flatten(dy), flatten(t))
-            if abs(fwd - rev) > RTOL * max(scale, abs(fwd)):
+            if abs(fwd - rev) > AGREE_REL * max(scale, abs(fwd)):
                 return self.fail(
                     run,
                     f"under {eng.semantics}: reverse ⟨Jᵀ dy, v⟩ = {rev!r} but the library's own forward mode "
