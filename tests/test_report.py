@@ -503,3 +503,17 @@ def test_cli_report_on_array_families_only(tmp_path: Path, capsys: pytest.Captur
     assert main([*args, "--out", str(out)]) == 0
     assert check_report(out, claims=True) == []
     assert "0 families, 1 array families" in capsys.readouterr().out
+
+
+def test_array_grids_give_every_claim_enough_sizes_in_both_modes() -> None:
+    from advalidate.report.arrays import array_grid, report_array_families
+
+    for settings in (Settings.quick(), Settings.full()):
+        for fam in report_array_families():
+            ns = array_grid(fam, settings)
+            assert len(ns) >= 4 and ns[-1] >= 10 * ns[0], (settings.mode, fam.name, ns)
+            assert fam.max_n is None or ns[-1] <= fam.max_n
+        # The claims' families are measured over two decades of n in either mode.
+        for name in ("build_elementwise", "onehot_loop", "conv1d"):
+            (fam,) = report_array_families([name])
+            assert array_grid(fam, settings)[-1] >= 100, (settings.mode, name)
