@@ -12,6 +12,7 @@ from .lang.errors import AdvError, BudgetError, DomainError, EvalError, ParseErr
 from .lang.program import Program, evaluate, parse, to_python
 from .lang.values import Inl, Inr, flatten, parse_value, show_value, unflatten
 from .oracles import assert_gradients, check
+from .oracles.function import assert_function_gradients, check_function
 
 __version__ = "0.1.0"
 
@@ -47,4 +48,6 @@ __all__ = [
     "show_value",
     "to_python",
     "unflatten",
+    "check_function",
+    "assert_function_gradients",
 ]

@@ -1,0 +1,1080 @@
+"""`adv.check_function`: check the gradient of a user's own function, in the style of `adv.check`.
+
+    res = adv.check_function(f, *example_args, framework="jax" | "torch" | "autograd" | "numpy",
+                             vjp=None, jvp=None, argnums=None, seed=0, directions=3, checks=None)
+    print(res)          # verdict table, then every verdict that is not a pass, with its reason
+    res.ok              # False iff some check failed (inconclusive and not_applicable never fail)
+    adv.assert_function_gradients(f, *example_args, framework=..., strict=False)   # pytest-friendly
+
+`f` takes the example arguments (arrays of the framework, numpy arrays, Python floats; floating
+ones are differentiated and converted to float64; integer arrays such as gather indices are
+passed through unchanged; `argnums` picks the differentiated positions explicitly) and returns
+a float scalar, a float array or a tuple / list of them. The gradient under test is the
+framework's reverse mode (`jax.vjp`, `torch.autograd.grad`, `autograd.make_vjp`), custom rules
+included (`jax.custom_vjp`, `torch.autograd.Function`, autograd `defvjp`), or a user-supplied
+rule `vjp(cotangent, *args)` returning one gradient per differentiated argument (a single array
+when there is one); it is the only gradient for framework="numpy". `jvp(tangents, *args)`
+likewise supplies a forward rule (tangents: one per differentiated argument, a single one when
+there is one; it returns the output's tangent).
+
+Each check is run along `directions` random pairs (u, v): a signed Gaussian cotangent u (never
+all-ones, so a rule that ignores its incoming cotangent is caught even on a scalar output) and a
+Gaussian direction v whose component k is scaled by max(1, |x_k|), so the steps below are
+relative to the size of the input.
+
+`fd` (reverse mode against finite differences)
+    ⟨Jᵀu, v⟩ from the reverse pass against the derivative D at t = 0 of φ(t) = ⟨u, f(x + t v)⟩,
+    taken by Richardson-extrapolated finite differences (Ridders' method) in careful float64, not
+    mpmath: the user's function runs in its framework's float64 and cannot be re-run at high
+    precision as the `fd` oracle of `adv.check` re-runs the reference interpreter. The differences
+    are taken at `N_STEPS` steps h = 2⁻², 2⁻³, …, 2⁻³¹, extrapolated over up to `MAX_ORDER`
+    levels, and the entry with the smallest error estimate is kept. An entry's error estimate is
+    the largest of its distances to its neighbours in the Richardson table and a rounding floor,
+    amplified by the extrapolation: NOISE_K × (the measured noise of φ) / h, at least
+    4 ε Σ|u_k f_k| / h. The noise of φ is measured, not assumed (`noise_level`, after Moré and
+    Wild's ECnoise: high-order differences of φ at 9 points 2⁻²⁰ apart): cancellation inside f
+    or lower precision makes f's values far noisier than ε |f|. Points where f is not finite are
+    left out (a domain boundary inside the larger steps only costs those steps). Central
+    differences (error in h², h⁴, …) and forward and backward one-sided differences (h, h², …)
+    are extrapolated apart.
+    - **Kinks**: where the one-sided derivatives disagree with each other or with the central
+      one beyond their error estimates (relu, abs or max at or near 0, a tie, a clip boundary,
+      or a singularity of f within the steps), the verdict is inconclusive, never fail: at a
+      kink the central difference converges to the mean of the two slopes and Richardson's
+      estimate can look perfect while the framework (rightly) returns one of them.
+    - **Accuracy**: when the best error estimate E exceeds `GIVE_UP` (1e-5) relative to |D|
+      (or to TINY × Σ|u_k f_k| when D is about 0), the Richardson error does not shrink
+      (ill-conditioned or noisy f, a kink inside every step): inconclusive.
+    - **Noisy f**: when φ's measured noise ρ relative to Σ|u_k f_k| is far above float64
+      rounding, the relative tolerance becomes NOISE_RTOL × ρ, and above MAX_RTOL (1e-3) the
+      verdict is inconclusive: f's own values cannot support a judgement at that precision.
+    - Otherwise pass iff |⟨Jᵀu, v⟩ - D| <= max(K E, RTOL s) (K = 10, RTOL = 1e-8, s =
+      Σ_k |(Jᵀu)_k v_k| the size of the terms of the dot product, or |D| when larger), widened
+      to K times the change of ⟨Jᵀu, v⟩ when x, u and v move by a few ulps (the rounding error
+      of the reverse pass itself, e.g. a solve with a condition number of 1e10; a wrong rule
+      does not move). A rule that is right to only ~1e-7 (a backward pass rounded to float32)
+      fails when f itself is accurate. On a failure the input positions are named by one
+      finite difference per input element (up to `POSITIONS_MAX` elements).
+`forward` (forward mode against finite differences)
+    ⟨u, J v⟩ from the framework's forward mode (`jax.jvp`, `torch.func.jvp` or else
+    `torch.autograd.forward_ad`, `autograd.make_jvp`, or the user's `jvp=`) against the same D.
+    not_applicable when there is no forward mode (framework="numpy" without `jvp=`) or it does
+    not run on f (a `jax.custom_vjp` function, a `torch.autograd.Function` without `jvp`).
+`dot` (the dot-product test)
+    ⟨u, J v⟩ (forward mode) against ⟨Jᵀu, v⟩ (reverse mode): exact arithmetic makes them equal
+    for any linear map, so the tolerance is tight (DOT_RTOL = 1e-10 of the size of the terms,
+    widened by the jitter of both sides, or by the noise of f as above) and needs no finite
+    differences: it still decides where they are too inaccurate. Inconclusive at a kink found by `fd` (the two
+    modes may pick different one-sided derivatives there); not_applicable without forward mode.
+
+A check is `fail` if any direction fails, `pass` if every direction passes, `inconclusive`
+otherwise (with the reasons), `not_applicable` if it does not apply to this framework or f.
+An exception from the reverse pass (or the gradient of a wrong shape) is a `fail`; an exception
+from f itself at the example arguments is raised to the caller.
+
+framework="jax" runs every JAX computation inside `jax.enable_x64(True)` (float64), and
+evaluates f for the finite differences under `jax.jit` when f traces (eagerly otherwise).
+`function_args(*shapes)` is a Hypothesis strategy for float64 example arguments of given shapes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, STATUSES, Verdict
+
+FRAMEWORKS = ("jax", "torch", "autograd", "numpy")
+CHECKS = ("fd", "forward", "dot")
+EPS = 2.0**-52
+#: Finite-difference steps h = H0 / 2**i, i < N_STEPS (relative to the scaled direction).
+H0 = 0.25
+N_STEPS = 30
+#: Richardson levels above the plain differences.
+MAX_ORDER = 6
+#: Rounding of one evaluation of φ, as a multiple of eps · Σ|u_k f_k|.
+ROUNDING = 4.0
+#: The noise of φ is measured at this many points this far apart (`noise_level`) ...
+NOISE_POINTS = 8
+NOISE_STEP = 2.0**-20
+#: ... and a difference quotient at step h may be off by NOISE_K times that noise / h.
+NOISE_K = 4.0
+#: f whose values are noisy beyond float64 rounding (relative noise ρ of φ, from cancellation or lower
+#: precision inside f) get the relative tolerance max(RTOL, NOISE_RTOL × ρ) in every check; beyond
+#: MAX_RTOL the check is inconclusive.
+NOISE_RTOL = 1e4
+MAX_RTOL = 1e-3
+#: Allowed disagreement, as a multiple of the error estimates.
+K = 10.0
+#: Floor of the tolerance of `fd` / `forward`, relative to the size of the compared terms.
+RTOL = 1e-8
+#: Tolerance of `dot`, relative to the size of the terms of both dot products.
+DOT_RTOL = 1e-10
+#: Finite differences whose error estimate exceeds this (relative) are inconclusive.
+GIVE_UP = 1e-5
+#: A derivative below TINY × Σ|u_k f_k(x)| counts as zero when the accuracy of finite differences is judged.
+TINY = 1e-8
+#: One-sided derivatives that differ by more than this (relative) beyond their error estimates mark a kink.
+KINK_RTOL = 1e-6
+#: Jitter of x, u and v, in units of eps, to measure the rounding error of the derivatives.
+JITTER = 8.0
+#: Failing checks name positions by one finite difference per input element, up to this many elements.
+POSITIONS_MAX = 16
+
+
+class _NoForward(Exception):
+    """The framework's forward mode does not apply to f (its message says why)."""
+
+
+class _BadGradient(Exception):
+    """The reverse pass returned something that is not a gradient of the arguments."""
+
+
+# -- arguments and outputs -----------------------------------------------------------------------
+
+
+def _to_numpy(a: Any) -> Any:
+    """numpy view of an array of any framework (torch tensors detached), other values unchanged."""
+    if isinstance(a, np.ndarray | np.generic):
+        return a
+    mod = type(a).__module__
+    if mod.startswith("torch"):
+        return a.detach().cpu().numpy()
+    if mod.startswith(("jax", "jaxlib")) or hasattr(a, "__array__"):
+        return np.asarray(a)
+    return a
+
+
+def _is_float(a: Any) -> bool:
+    if isinstance(a, bool | int):
+        return False
+    if isinstance(a, float):
+        return True
+    a = _to_numpy(a)
+    return isinstance(a, np.ndarray | np.generic) and a.dtype.kind == "f"
+
+
+class _Args:
+    """The example arguments: which are differentiated, their shapes, and how to rebuild them."""
+
+    def __init__(self, args: Sequence[Any], argnums: Sequence[int] | int | None) -> None:
+        self.args = list(args)
+        if argnums is None:
+            self.diff = [i for i, a in enumerate(args) if _is_float(a)]
+        else:
+            self.diff = [argnums] if isinstance(argnums, int) else list(argnums)
+            for i in self.diff:
+                if not 0 <= i < len(args) or not _is_float(args[i]):
+                    raise TypeError(f"argument {i} is not a floating-point argument of f")
+        if not self.diff:
+            raise TypeError("f has no floating-point argument to differentiate")
+        for i, a in enumerate(args):
+            if i not in self.diff and np.iscomplexobj(_to_numpy(a)):
+                raise TypeError(f"argument {i} is complex; only real arguments are supported")
+        self.py_float = [isinstance(args[i], float) for i in self.diff]
+        self.shapes = [np.shape(_to_numpy(args[i])) for i in self.diff]
+        self.sizes = [math.prod(s) for s in self.shapes]
+        self.x0 = np.concatenate([np.asarray(_to_numpy(args[i]), dtype=np.float64).ravel() for i in self.diff])
+        self.n = self.x0.size
+
+    def split(self, flat: np.ndarray) -> list[np.ndarray]:
+        out, k = [], 0
+        for shape, size in zip(self.shapes, self.sizes):
+            out.append(np.asarray(flat[k : k + size], dtype=np.float64).reshape(shape))
+            k += size
+        return out
+
+    def rebuild(self, pieces: Sequence[Any], const: Callable[[Any], Any] = lambda a: a) -> list[Any]:
+        """The full argument list: `pieces` at the differentiated positions, `const(arg)` elsewhere."""
+        full = [const(a) for a in self.args]
+        for i, p in zip(self.diff, pieces):
+            full[i] = p
+        return full
+
+    def position(self, k: int) -> str:
+        """The name of flat element k: `x1[2, 0]` (argument 1, element (2, 0))."""
+        for i, shape, size in zip(self.diff, self.shapes, self.sizes):
+            if k < size:
+                if not shape:
+                    return f"x{i}"
+                return f"x{i}[{', '.join(str(j) for j in np.unravel_index(k, shape))}]"
+            k -= size
+        raise IndexError(k)
+
+    def describe(self) -> list[str]:
+        out = []
+        for i, a in enumerate(self.args):
+            arr = _to_numpy(a)
+            if i in self.diff:
+                shape = self.shapes[self.diff.index(i)]
+                out.append(f"x{i}: float64{list(shape)}" if shape else f"x{i}: float64 scalar")
+            elif isinstance(arr, np.ndarray):
+                out.append(f"x{i}: {arr.dtype}{list(arr.shape)} (not differentiated)")
+            else:
+                out.append(f"x{i}: {type(a).__name__} (not differentiated)")
+        return out
+
+    def gradient(self, grads: Any) -> np.ndarray:
+        """The flat gradient from what a reverse pass returned (one entry per differentiated
+        argument, or per argument; a single array for a single argument; None for zero)."""
+        if len(self.diff) == 1 and not isinstance(grads, tuple | list):
+            grads = [grads]
+        if not isinstance(grads, tuple | list):
+            raise _BadGradient(f"the reverse pass returned a {type(grads).__name__}, not one gradient per argument")
+        grads = list(grads)
+        if len(grads) == len(self.args) and len(grads) != len(self.diff):
+            grads = [grads[i] for i in self.diff]
+        if len(grads) != len(self.diff):
+            raise _BadGradient(
+                f"the reverse pass returned {len(grads)} gradients for {len(self.diff)} differentiated arguments"
+            )
+        out = []
+        for i, g, shape in zip(self.diff, grads, self.shapes):
+            if g is None:
+                out.append(np.zeros(math.prod(shape)))
+                continue
+            arr = np.asarray(_to_numpy(g), dtype=np.float64)
+            if arr.shape != shape and not (arr.size == 1 and math.prod(shape) == 1):
+                got, want = list(arr.shape), list(shape)
+                raise _BadGradient(f"the gradient of x{i} has shape {got}, but x{i} has shape {want}")
+            out.append(arr.ravel())
+        return np.concatenate(out)
+
+
+def _leaves(y: Any, acc: list[Any]) -> Any:
+    """Flatten an output (a scalar, an array, or tuples / lists of them) into `acc`; its structure."""
+    if isinstance(y, tuple | list):
+        return (type(y), [_leaves(e, acc) for e in y])
+    acc.append(y)
+    return None
+
+
+def _pack(struct: Any, leaves: Iterator[Any]) -> Any:
+    if struct is None:
+        return next(leaves)
+    kind, children = struct
+    return kind(_pack(c, leaves) for c in children)
+
+
+class _Outputs:
+    """The structure of f's output (fixed at the example arguments)."""
+
+    def __init__(self, y: Any) -> None:
+        leaves: list[Any] = []
+        self.struct = _leaves(y, leaves)
+        self.py_float = []
+        self.shapes = []
+        for j, leaf in enumerate(leaves):
+            if not _is_float(leaf):
+                raise TypeError(f"output {j} of f is {leaf!r:.60}; outputs must be float scalars or float arrays")
+            self.py_float.append(isinstance(leaf, float))
+            self.shapes.append(np.shape(_to_numpy(leaf)))
+        self.sizes = [math.prod(s) for s in self.shapes]
+        self.m = sum(self.sizes)
+
+    def flat(self, y: Any) -> np.ndarray:
+        leaves: list[Any] = []
+        _leaves(y, leaves)
+        if len(leaves) != len(self.shapes):
+            raise _BadGradient(f"f returned {len(leaves)} outputs here but {len(self.shapes)} at the example arguments")
+        parts = []
+        for leaf, shape in zip(leaves, self.shapes):
+            arr = np.asarray(_to_numpy(leaf), dtype=np.float64)
+            if arr.size != math.prod(shape):
+                raise _BadGradient(f"an output has shape {list(arr.shape)}, expected {list(shape)}")
+            parts.append(arr.ravel())
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def unflat(self, flat: np.ndarray, make: Callable[[np.ndarray], Any]) -> Any:
+        """An output-shaped value (a cotangent) from a flat vector; leaves through `make`."""
+        leaves, k = [], 0
+        for shape, size, py in zip(self.shapes, self.sizes, self.py_float):
+            piece = np.asarray(flat[k : k + size], dtype=np.float64).reshape(shape)
+            leaves.append(float(piece) if py else make(piece))
+            k += size
+        return _pack(self.struct, iter(leaves))
+
+    def describe(self) -> str:
+        items = [f"float64{list(s)}" if s else "float64 scalar" for s in self.shapes]
+        return items[0] if self.struct is None else "(" + ", ".join(items) + ")"
+
+
+# -- the frameworks ------------------------------------------------------------------------------
+
+
+class _Driver:
+    """Runs f, its reverse pass and its forward pass on flat float64 vectors."""
+
+    framework = "numpy"
+    reverse_name = "vjp="
+    forward_name: str | None = None
+
+    def __init__(self, f: Callable, args: _Args, vjp: Callable | None, jvp: Callable | None) -> None:
+        self.f, self.args, self.user_vjp, self.user_jvp = f, args, vjp, jvp
+        if vjp is not None:
+            self.reverse_name = "the vjp= rule"
+        if jvp is not None:
+            self.forward_name = "the jvp= rule"
+        self.out: _Outputs | None = None
+
+    # framework specifics -------------------------------------------------------------------------
+    def context(self) -> Any:
+        return contextlib.nullcontext()
+
+    def array(self, a: np.ndarray) -> Any:
+        """A framework array (no gradient tracking) from a float64 numpy array."""
+        return a
+
+    def const(self, a: Any) -> Any:
+        """A non-differentiated argument as f receives it."""
+        return a
+
+    def pieces(self, flat: np.ndarray) -> list[Any]:
+        return [
+            float(p) if py else self.array(p) for p, py in zip(self.args.split(flat), self.args.py_float, strict=True)
+        ]
+
+    def call(self, flat: np.ndarray) -> Any:
+        return self.f(*self.args.rebuild(self.pieces(flat), self.const))
+
+    def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
+        raise _BadGradient("framework='numpy' has no reverse mode: pass vjp=")
+
+    def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
+        raise _NoForward("framework='numpy' has no forward mode (pass jvp= to check a forward rule)")
+
+    # common --------------------------------------------------------------------------------------
+    def start(self) -> np.ndarray:
+        with self.context():
+            y = self.call(self.args.x0)
+            self.out = _Outputs(y)
+            return self.out.flat(y)
+
+    def value(self, flat: np.ndarray) -> np.ndarray:
+        with self.context():
+            return self.out.flat(self.call(flat))
+
+    def vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
+        with self.context():
+            if self.user_vjp is None:
+                return self.framework_vjp(flat, u)
+            full = self.args.rebuild(self.pieces(flat), self.const)
+            return self.args.gradient(self.user_vjp(self.out.unflat(u, self.array), *full))
+
+    def jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
+        with self.context():
+            if self.user_jvp is None:
+                return self.framework_jvp(flat, v)
+            full = self.args.rebuild(self.pieces(flat), self.const)
+            ts = self.pieces(v)
+            t = ts[0] if len(ts) == 1 else tuple(ts)
+            return self.out.flat(self.user_jvp(t, *full))
+
+
+class _JaxDriver(_Driver):
+    framework = "jax"
+    reverse_name = "jax.vjp"
+    forward_name = "jax.jvp"
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        import jax
+        import jax.numpy as jnp
+
+        self.jax, self.jnp = jax, jnp
+        if not hasattr(jax, "enable_x64"):
+            jax.config.update("jax_enable_x64", True)
+        self.jitted: Any = None
+
+    def context(self) -> Any:
+        return self.jax.enable_x64(True) if hasattr(self.jax, "enable_x64") else contextlib.nullcontext()
+
+    def array(self, a: np.ndarray) -> Any:
+        return self.jnp.asarray(a, dtype=self.jnp.float64)
+
+    def g(self, *pieces: Any) -> Any:
+        return self.f(*self.args.rebuild(pieces, self.const))
+
+    def value(self, flat: np.ndarray) -> np.ndarray:
+        with self.context():
+            xs = self.args.split(flat)  # numpy arrays go to the compiled function as they are
+            if self.jitted is None:
+                try:  # f under jit when it traces, else eagerly (Python control flow on values)
+                    jitted = self.jax.jit(self.g)
+                    y = self.out.flat(jitted(*xs))
+                    self.jitted = jitted
+                    return y
+                except Exception:
+                    self.jitted = False
+            if self.jitted:
+                return self.out.flat(self.jitted(*xs))
+            return self.out.flat(self.g(*[self.array(p) for p in xs]))
+
+    def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
+        xs = [self.array(p) for p in self.args.split(flat)]
+        _y, pullback = self.jax.vjp(self.g, *xs)
+        return self.args.gradient(pullback(self.out.unflat(u, self.array)))
+
+    def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
+        xs = tuple(self.array(p) for p in self.args.split(flat))
+        ts = tuple(self.array(p) for p in self.args.split(v))
+        try:
+            _y, ty = self.jax.jvp(self.g, xs, ts)
+        except Exception as exc:
+            raise _NoForward(f"jax.jvp does not run on f: {type(exc).__name__}: {_first_line(exc)}") from None
+        return self.out.flat(ty)
+
+
+class _TorchDriver(_Driver):
+    framework = "torch"
+    reverse_name = "torch.autograd.grad"
+    forward_name = "torch.func.jvp"
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        import torch
+
+        self.torch = torch
+
+    def array(self, a: np.ndarray) -> Any:
+        return self.torch.tensor(a, dtype=self.torch.float64)
+
+    def const(self, a: Any) -> Any:
+        return self.torch.as_tensor(a) if isinstance(a, np.ndarray) else a
+
+    def g(self, *pieces: Any) -> Any:
+        return self.f(*self.args.rebuild(pieces, self.const))
+
+    def value(self, flat: np.ndarray) -> np.ndarray:
+        with self.torch.no_grad():
+            return super().value(flat)
+
+    def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
+        torch = self.torch
+        xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(flat)]
+        leaves: list[Any] = []
+        _leaves(self.g(*xs), leaves)
+        cot: list[Any] = []
+        _leaves(self.out.unflat(u, self.array), cot)
+        pairs = [
+            (y, torch.as_tensor(c, dtype=torch.float64).reshape(y.shape))
+            for y, c in zip(leaves, cot)
+            if isinstance(y, torch.Tensor) and y.requires_grad
+        ]
+        if not pairs:
+            return np.zeros(self.args.n)
+        grads = torch.autograd.grad([p[0] for p in pairs], xs, grad_outputs=[p[1] for p in pairs], allow_unused=True)
+        return self.args.gradient(list(grads))
+
+    def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
+        torch = self.torch
+        xs = tuple(self.array(p) for p in self.args.split(flat))
+        ts = tuple(self.array(p) for p in self.args.split(v))
+        try:
+            _y, ty = torch.func.jvp(self.g, xs, ts)
+            return self._tangents(ty)
+        except Exception as exc:
+            first = f"torch.func.jvp: {_first_line(exc)}"
+        import torch.autograd.forward_ad as fwad
+
+        try:
+            with fwad.dual_level():
+                y = self.g(*[fwad.make_dual(x, t) for x, t in zip(xs, ts)])
+                leaves: list[Any] = []
+                _leaves(y, leaves)
+                tangents = [fwad.unpack_dual(y).tangent if isinstance(y, torch.Tensor) else None for y in leaves]
+                return self._tangents(_pack(self.out.struct, iter(tangents)))
+        except Exception as exc:
+            raise _NoForward(f"{first}; torch.autograd.forward_ad: {_first_line(exc)}") from None
+
+    def _tangents(self, ty: Any) -> np.ndarray:
+        leaves: list[Any] = []
+        _leaves(ty, leaves)
+        out = []
+        for leaf, shape in zip(leaves, self.out.shapes):
+            out.append(np.zeros(math.prod(shape)) if leaf is None else _to_numpy(leaf).astype(np.float64).ravel())
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+class _AutogradDriver(_Driver):
+    """HIPS autograd, driven through one flat vector (autograd boxes the whole input at once)."""
+
+    framework = "autograd"
+    reverse_name = "autograd.make_vjp"
+    forward_name = "autograd.make_jvp"
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        import autograd
+        import autograd.numpy as anp
+
+        self.autograd, self.anp = autograd, anp
+
+    def g(self, flat: Any) -> Any:
+        pieces, k = [], 0
+        for shape, size in zip(self.args.shapes, self.args.sizes):
+            pieces.append(self.anp.reshape(flat[k : k + size], shape))
+            k += size
+        leaves: list[Any] = []
+        _leaves(self.f(*self.args.rebuild(pieces)), leaves)
+        return self.anp.concatenate([self.anp.ravel(leaf) for leaf in leaves])
+
+    def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
+        back, _y = self.autograd.make_vjp(self.g)(np.array(flat, dtype=np.float64))
+        return self.args.gradient(self.args.split(np.asarray(back(u), dtype=np.float64).ravel()))
+
+    def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
+        try:
+            _y, t = self.autograd.make_jvp(self.g)(np.array(flat, dtype=np.float64))(np.array(v, dtype=np.float64))
+        except Exception as exc:
+            raise _NoForward(f"autograd.make_jvp does not run on f: {type(exc).__name__}: {_first_line(exc)}") from None
+        return np.asarray(t, dtype=np.float64).ravel()
+
+
+_DRIVERS = {"numpy": _Driver, "jax": _JaxDriver, "torch": _TorchDriver, "autograd": _AutogradDriver}
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first sentence of an exception's message (at most 200 characters)."""
+    text = str(exc).strip().splitlines()
+    if not text:
+        return type(exc).__name__
+    return text[0].split(". ")[0][:200]
+
+
+# -- finite differences --------------------------------------------------------------------------
+
+
+def _amplification(order: int) -> list[float]:
+    """How much each Richardson level can amplify rounding noise of the plain differences."""
+    out, a = [1.0], 1.0
+    for j in range(1, MAX_ORDER + 1):
+        fac = 2.0 ** (order * j)
+        a *= (fac + 1) / (fac - 1)
+        out.append(a)
+    return out
+
+
+def richardson(d: Sequence[float], order: int, noise: Sequence[float]) -> tuple[float, float]:
+    """(best estimate, its error estimate) from difference quotients `d` at steps h0 / 2**i.
+
+    The error of d is a series in h**order, h**(2 order), … (order 2 for central differences, 1
+    for one-sided ones). Ridders' tableau: level j eliminates the h**(order j) term; an entry's
+    error estimate is the largest of its distances to the entries it came from and to the same
+    level one step earlier, and of the rounding floor `noise[i]` amplified by the extrapolation.
+    Entries touching a non-finite difference are skipped. (nan, inf) when nothing is left.
+    """
+    amp = _amplification(order)
+    best, best_err = math.nan, math.inf
+    prev: list[float] = []
+    for i, di in enumerate(d):
+        row = [di]
+        for j in range(1, min(i, MAX_ORDER) + 1):
+            fac = 2.0 ** (order * j)
+            val = (fac * row[j - 1] - prev[j - 1]) / (fac - 1)
+            row.append(val)
+            err = max(abs(val - row[j - 1]), abs(val - prev[j - 1]), noise[i] * amp[j])
+            if j < len(prev):
+                err = max(err, abs(val - prev[j]))
+            if math.isfinite(val) and math.isfinite(err) and err < best_err:
+                best, best_err = val, err
+        prev = row
+    return best, best_err
+
+
+@dataclass
+class FiniteDifference:
+    """The derivative at t = 0 of φ(t) = ⟨u, f(x + t v)⟩: central and one-sided, with error estimates."""
+
+    central: float
+    central_err: float
+    right: float
+    right_err: float
+    left: float
+    left_err: float
+    phi_scale: float  # Σ|u_k f_k(x)|
+    noise: float = 0.0  # the rounding noise of φ near 0 (`noise_level`)
+    kink: str = ""  # why the point looks like a kink ("" when it does not)
+
+    @property
+    def relative_noise(self) -> float:
+        return self.noise / self.phi_scale if self.phi_scale else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.central) and not self.kink
+
+
+def noise_level(phi: Callable[[float], tuple[float, float]], p0: float) -> float:
+    """The rounding noise of φ near t = 0 (Moré and Wild's ECnoise, simplified): φ at
+    `NOISE_POINTS` + 1 points `NOISE_STEP` apart; the k-th differences of a smooth function are
+    negligible at that spacing, so their mean square, scaled by (k!)² / (2k)!, estimates the
+    variance of the noise. The median of the estimates for k = 3 … 6 (0 when φ is not finite there)."""
+    half = NOISE_POINTS // 2
+    vals = np.array([phi(k * NOISE_STEP)[0] if k else p0 for k in range(-half, half + 1)])
+    if not np.all(np.isfinite(vals)):
+        return 0.0
+    est, d = [], (vals - p0) / max(float(np.max(np.abs(vals - p0))), 1e-300)  # scaled: no overflow
+    for k in range(1, 7):
+        d = np.diff(d)
+        if k >= 3:
+            est.append(math.sqrt(math.factorial(k) ** 2 / math.factorial(2 * k) * float(np.mean(d * d))))
+    return float(np.median(est)) * max(float(np.max(np.abs(vals - p0))), 1e-300)
+
+
+def directional_fd(phi: Callable[[float], tuple[float, float]]) -> FiniteDifference | str:
+    """Finite differences of `phi(t) -> (value, Σ|terms|)` at t = 0, or why there are none."""
+    p0, s0 = phi(0.0)
+    if not math.isfinite(p0):
+        return "f is not finite at the example arguments"
+    noise = noise_level(phi, p0)
+    sigma = NOISE_K * noise
+    hs = [H0 / 2.0**i for i in range(N_STEPS)]
+    plus = [phi(h) for h in hs]
+    minus = [phi(-h) for h in hs]
+    central, right, left, n_c, n_r, n_l = [], [], [], [], [], []
+    for h, (p, sp), (m, sm) in zip(hs, plus, minus):
+        central.append((p - m) / (2 * h))
+        right.append((p - p0) / h)
+        left.append((p0 - m) / h)
+        n_c.append(max(ROUNDING * EPS * (sp + sm) / 2, sigma) / h)
+        n_r.append(max(ROUNDING * EPS * (sp + s0), 1.5 * sigma) / h)
+        n_l.append(max(ROUNDING * EPS * (sm + s0), 1.5 * sigma) / h)
+    fd = FiniteDifference(
+        *richardson(central, 2, n_c), *richardson(right, 1, n_r), *richardson(left, 1, n_l), s0, noise
+    )
+    have_r, have_l = math.isfinite(fd.right), math.isfinite(fd.left)
+    if not math.isfinite(fd.central) and not (have_r and have_l):
+        side = "on either side" if not (have_r or have_l) else "on one side"
+        return f"f is not finite {side} of x within the finite-difference steps (a domain boundary)"
+    if have_r and have_l:
+        pairs = [(fd.right, fd.right_err, fd.left, fd.left_err)]
+        if math.isfinite(fd.central):
+            c = (fd.central, fd.central_err)
+            pairs += [(*c, fd.right, fd.right_err), (*c, fd.left, fd.left_err)]
+        for a, ea, b, eb in pairs:
+            if abs(a - b) > K * (ea + eb) + KINK_RTOL * max(abs(a), abs(b)):
+                fd.kink = (
+                    f"a kink at x along v, or a singularity near x: the one-sided and central differences "
+                    f"disagree (right {fd.right:.6g}, left {fd.left:.6g}, central {fd.central:.6g})"
+                )
+                break
+    if not fd.kink and not math.isfinite(fd.central):
+        fd.central, fd.central_err = (fd.right, fd.right_err) if fd.right_err <= fd.left_err else (fd.left, fd.left_err)
+    return fd
+
+
+# -- the checks ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Direction:
+    u: np.ndarray
+    v: np.ndarray
+    fd: FiniteDifference | str | None = None
+    rev: np.ndarray | None = None
+    rev_error: str = ""
+    fwd: np.ndarray | None = None
+    fwd_error: str = ""
+    fwd_missing: str = ""
+
+
+@dataclass
+class _Outcome:
+    status: str
+    detail: str
+    expected: Any = None
+    actual: Any = None
+    abs_err: float | None = None
+    rel_err: float | None = None
+    tolerance: str | None = None
+    positions: list[str] = field(default_factory=list)
+
+
+def _rel(err: float, ref: float) -> float:
+    return err / ref if ref else (math.inf if err else 0.0)
+
+
+class _Checker:
+    def __init__(self, driver: _Driver, seed: int, directions: int) -> None:
+        self.d = driver
+        self.args = driver.args
+        self.rng = np.random.default_rng(seed)
+        self.n_dirs = directions
+        self.x = self.args.x0
+        self.y0 = driver.start()
+        self.scale = np.maximum(1.0, np.abs(self.x))
+        self.jitter_rng = np.random.default_rng([seed, 1])
+        self.positions_cache: dict[int, Any] = {}
+
+    # measurements ----------------------------------------------------------------------------
+    def phi(self, u: np.ndarray, v: np.ndarray) -> Callable[[float], tuple[float, float]]:
+        def phi(t: float) -> tuple[float, float]:
+            try:  # f's own warnings far from x (overflow, invalid values) are no concern here
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    y = self.d.value(self.x + t * v)
+            except Exception:
+                return math.nan, math.nan
+            if y.shape != u.shape or not np.all(np.isfinite(y)):
+                return math.nan, math.nan
+            return math.fsum(u * y), math.fsum(np.abs(u * y))
+
+        return phi
+
+    def measure(self, want_forward: bool) -> list[_Direction]:
+        out = []
+        m = self.d.out.m
+        for _ in range(self.n_dirs):
+            u = self.rng.standard_normal(m)
+            v = self.rng.standard_normal(self.args.n) * self.scale
+            di = _Direction(u, v)
+            di.fd = directional_fd(self.phi(u, v))
+            try:
+                di.rev = self.d.vjp(self.x, u)
+            except _BadGradient as exc:
+                di.rev_error = str(exc)
+            except Exception as exc:
+                di.rev_error = f"the reverse pass raised {type(exc).__name__}: {_first_line(exc)}"
+            if want_forward:
+                try:
+                    di.fwd = self.d.jvp(self.x, v)
+                    if di.fwd.shape != u.shape:
+                        di.fwd_error = f"forward mode returned {di.fwd.size} output tangents for {u.size} outputs"
+                        di.fwd = None
+                except _NoForward as exc:
+                    di.fwd_missing = str(exc)
+                except Exception as exc:
+                    di.fwd_error = f"forward mode raised {type(exc).__name__}: {_first_line(exc)}"
+            out.append(di)
+        return out
+
+    def jitter(self, side: str, di: _Direction) -> float:
+        """How much ⟨Jᵀu, v⟩ (side "rev") or ⟨u, J v⟩ ("fwd") moves when x, u and v move by a few
+        ulps (twice, the larger change): the rounding error of the derivative itself, which an
+        exact derivative does not show (it moves by a few ulps only)."""
+
+        def nudge(a: np.ndarray) -> np.ndarray:
+            return a * (1 + JITTER * EPS * self.jitter_rng.choice([-1.0, 1.0], size=a.shape))
+
+        out = 0.0
+        for _ in range(2):
+            xj, uj, vj = nudge(self.x), nudge(di.u), nudge(di.v)
+            try:
+                if side == "rev":
+                    a, b = float(self.d.vjp(xj, uj) @ vj), float(di.rev @ di.v)
+                else:
+                    a, b = float(uj @ self.d.jvp(xj, vj)), float(di.u @ di.fwd)
+            except Exception:
+                continue
+            out = max(out, abs(a - b) if math.isfinite(a - b) else math.inf)
+        return out
+
+    @staticmethod
+    def noise_rtol(di: _Direction) -> tuple[float, str]:
+        """The relative tolerance floor along this direction, and why it is raised ("" if it is not)."""
+        rho = di.fd.relative_noise if isinstance(di.fd, FiniteDifference) else 0.0
+        rtol = max(RTOL, NOISE_RTOL * rho)
+        why = "" if rtol == RTOL else f"f's own values are noisy near x (relative noise {rho:.1g})"
+        return rtol, why
+
+    def coordinate_fd(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """One finite difference per input element: (∂⟨u, f⟩/∂x_k, error) for every k, or None."""
+        key = id(u)
+        if key not in self.positions_cache:
+            grad, err = np.zeros(self.args.n), np.zeros(self.args.n)
+            for k in range(self.args.n):
+                e = np.zeros(self.args.n)
+                e[k] = self.scale[k]
+                fd = directional_fd(self.phi(u, e))
+                if isinstance(fd, str) or not fd.ok:
+                    grad[k], err[k] = math.nan, math.inf
+                else:
+                    grad[k], err[k] = fd.central / self.scale[k], fd.central_err / self.scale[k]
+            self.positions_cache[key] = (grad, err)
+        return self.positions_cache[key]
+
+    # judgements ------------------------------------------------------------------------------
+    def against_fd(self, di: _Direction, side: str) -> _Outcome:
+        name = self.d.reverse_name if side == "rev" else self.d.forward_name
+        fd = di.fd
+        if side == "rev":
+            if di.rev_error:
+                return _Outcome(FAIL, di.rev_error)
+            terms = di.rev * di.v
+        else:
+            if di.fwd_missing:
+                return _Outcome(NOT_APPLICABLE, di.fwd_missing)
+            if di.fwd_error:
+                return _Outcome(FAIL, di.fwd_error)
+            terms = di.u * di.fwd
+        if isinstance(fd, str):
+            return _Outcome(INCONCLUSIVE, fd)
+        if fd.kink:
+            return _Outcome(INCONCLUSIVE, fd.kink)
+        what = "⟨Jᵀu, v⟩" if side == "rev" else "⟨u, J v⟩"
+        actual = math.fsum(terms)
+        if not math.isfinite(actual):
+            return _Outcome(FAIL, f"{what} from {name} is {actual}", expected=fd.central, actual=actual)
+        size = max(math.fsum(np.abs(terms)), abs(fd.central))
+        err = fd.central_err
+        if err > GIVE_UP * max(abs(fd.central), TINY * fd.phi_scale):
+            return _Outcome(
+                INCONCLUSIVE,
+                f"finite differences are not accurate enough here: the Richardson error estimate does not "
+                f"shrink below {err:.2g} (relative {_rel(err, abs(fd.central)):.2g})",
+            )
+        rtol, noisy = self.noise_rtol(di)
+        if rtol > MAX_RTOL:
+            return _Outcome(INCONCLUSIVE, f"{noisy}: too noisy to judge derivatives")
+        diff = abs(actual - fd.central)
+        tol = max(K * err, rtol * size)
+        if diff > tol:
+            tol = max(tol, K * self.jitter(side, di))
+        kw = dict(
+            expected=fd.central,
+            actual=actual,
+            abs_err=diff,
+            rel_err=_rel(diff, abs(fd.central)),
+            tolerance=f"max({K:g} × FD error estimate {err:.2g}, {rtol:.2g} × size {size:.3g}, {K:g} × jitter) "
+            f"= {tol:.2g}" + (f" ({noisy})" if noisy else ""),
+        )
+        if diff <= tol:
+            return _Outcome(PASS, f"{what} from {name} agrees with the finite differences", **kw)
+        detail = f"{what} = {actual:.15g} from {name}, but finite differences give {fd.central:.15g} ± {err:.2g}"
+        if side == "rev" and self.args.n <= POSITIONS_MAX:
+            grad, gerr = self.coordinate_fd(di.u)
+            bad = [
+                k
+                for k in range(self.args.n)
+                if math.isfinite(grad[k])
+                and abs(di.rev[k] - grad[k]) > max(K * gerr[k], 1e-6 * (abs(grad[k]) + abs(di.rev[k])))
+            ]
+            kw["positions"] = [self.args.position(k) for k in bad]
+            kw["expected"] = self._shaped(grad)
+            kw["actual"] = self._shaped(di.rev)
+            detail += " (expected: finite differences of ⟨u, f⟩ per input element; actual: Jᵀu)"
+        return _Outcome(FAIL, detail, **kw)
+
+    def _shaped(self, flat: np.ndarray) -> Any:
+        pieces = self.args.split(flat)
+        return pieces[0] if len(pieces) == 1 else tuple(pieces)
+
+    def dot(self, di: _Direction) -> _Outcome:
+        if di.fwd_missing:
+            return _Outcome(NOT_APPLICABLE, di.fwd_missing)
+        if di.rev_error:
+            return _Outcome(FAIL, di.rev_error)
+        if di.fwd_error:
+            return _Outcome(FAIL, di.fwd_error)
+        if isinstance(di.fd, FiniteDifference) and di.fd.kink:
+            return _Outcome(INCONCLUSIVE, di.fd.kink + "; forward and reverse mode may pick different sides")
+        rev_terms, fwd_terms = di.rev * di.v, di.u * di.fwd
+        a, b = math.fsum(rev_terms), math.fsum(fwd_terms)
+        size = max(math.fsum(np.abs(rev_terms)), math.fsum(np.abs(fwd_terms)))
+        diff = abs(a - b)
+        rtol, noisy = self.noise_rtol(di)
+        rtol = DOT_RTOL if not noisy else rtol
+        if rtol > MAX_RTOL:
+            return _Outcome(INCONCLUSIVE, f"{noisy}: too noisy to judge derivatives")
+        tol = rtol * size
+        if not diff <= tol:
+            tol = max(tol, K * (self.jitter("rev", di) + self.jitter("fwd", di)))
+        kw = dict(
+            expected=b,
+            actual=a,
+            abs_err=diff,
+            rel_err=_rel(diff, abs(b)),
+            tolerance=f"max({rtol:.2g} × size {size:.3g}, {K:g} × jitter) = {tol:.2g}"
+            + (f" ({noisy})" if noisy else ""),
+        )
+        if diff <= tol:
+            return _Outcome(PASS, "⟨Jᵀu, v⟩ (reverse) = ⟨u, J v⟩ (forward)", **kw)
+        return _Outcome(
+            FAIL,
+            f"⟨Jᵀu, v⟩ = {a:.15g} from {self.d.reverse_name} but ⟨u, J v⟩ = {b:.15g} from {self.d.forward_name}",
+            **kw,
+        )
+
+
+def _aggregate(label: str, check: str, outcomes: list[_Outcome], dirs: list[_Direction]) -> Verdict:
+    """One verdict from the per-direction outcomes: any fail fails, all pass pass."""
+    n = len(outcomes)
+    for i, (o, di) in enumerate(zip(outcomes, dirs)):
+        if o.status == FAIL:
+            fields = {k: getattr(o, k) for k in ("expected", "actual", "abs_err", "rel_err", "tolerance", "positions")}
+            return Verdict(label, check, FAIL, f"direction {i + 1} of {n}: {o.detail}", cotangent=di.u, **fields)
+    statuses = {o.status for o in outcomes}
+    if statuses == {PASS}:
+        worst = max(outcomes, key=lambda o: o.rel_err or 0.0)
+        return Verdict(
+            label,
+            check,
+            PASS,
+            f"{worst.detail} in {n}/{n} directions (largest relative error {worst.rel_err:.2g})",
+            abs_err=worst.abs_err,
+            rel_err=worst.rel_err,
+            tolerance=worst.tolerance,
+        )
+    if statuses == {NOT_APPLICABLE}:
+        return Verdict(label, check, NOT_APPLICABLE, outcomes[0].detail)
+    reasons: dict[str, list[str]] = {}  # kind of reason -> its details
+    for o in outcomes:
+        if o.status != PASS:
+            reasons.setdefault(o.detail.split(":")[0], []).append(o.detail)
+    passes = sum(o.status == PASS for o in outcomes)
+    detail = "; ".join(f"{ds[0]} ({len(ds)}/{n} directions)" if n > 1 else ds[0] for ds in reasons.values())
+    if passes:
+        detail += f"; passed in {passes}/{n}"
+    return Verdict(label, check, INCONCLUSIVE, detail)
+
+
+# -- the result ----------------------------------------------------------------------------------
+
+
+@dataclass
+class FunctionCheckResult:
+    """Everything one `check_function` found: one verdict per check, and what they were computed on."""
+
+    function: str
+    framework: str
+    arguments: list[str]
+    output: str
+    seed: int
+    directions: int
+    verdicts: list[Verdict]
+
+    @property
+    def ok(self) -> bool:
+        """False iff some check failed."""
+        return all(v.status != FAIL for v in self.verdicts)
+
+    @property
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == FAIL]
+
+    def verdict(self, check: str) -> Verdict:
+        for v in self.verdicts:
+            if v.oracle == check:
+                return v
+        raise KeyError(check)
+
+    def status(self, check: str) -> str:
+        return self.verdict(check).status
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(STATUSES, 0)
+        for v in self.verdicts:
+            out[v.status] += 1
+        return out
+
+    def table(self) -> str:
+        cell = {PASS: "pass", FAIL: "FAIL", INCONCLUSIVE: "inconclusive", NOT_APPLICABLE: "n/a"}
+        width = max(len(v.oracle) for v in self.verdicts) if self.verdicts else 5
+        lines = [f"{'check'.ljust(width)}  {'verdict'.ljust(12)}  detail"]
+        for v in self.verdicts:
+            detail = v.detail if len(v.detail) <= 90 else v.detail[:89] + "…"
+            lines.append(f"{v.oracle.ljust(width)}  {cell[v.status].ljust(12)}  {detail}".rstrip())
+        return "\n".join(lines)
+
+    def report(self, details: str = "all") -> str:
+        """Header, verdict table, then each verdict that is not a pass (details="failures": fails only)."""
+        c = self.counts()
+        lines = [
+            f"check_function: {self.function} (framework={self.framework})",
+            f"  arguments: {', '.join(self.arguments)}",
+            f"  output: {self.output}",
+            f"  seed {self.seed}, {self.directions} random direction pair(s) (u, v)",
+            "",
+            self.table(),
+            "",
+            ", ".join(f"{c[s]} {STATUS_LABELS[s]}" for s in STATUSES),
+        ]
+        shown = (FAIL,) if details == "failures" else (FAIL, INCONCLUSIVE, NOT_APPLICABLE)
+        for v in self.verdicts:
+            if v.status in shown:
+                lines += ["", v.describe()]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+# -- the API -------------------------------------------------------------------------------------
+
+
+def check_function(
+    f: Callable,
+    *example_args: Any,
+    framework: str,
+    vjp: Callable | None = None,
+    jvp: Callable | None = None,
+    argnums: int | Sequence[int] | None = None,
+    seed: int = 0,
+    directions: int = 3,
+    checks: Sequence[str] | None = None,
+) -> FunctionCheckResult:
+    """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check."""
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
+    if framework == "numpy" and vjp is None:
+        raise ValueError("framework='numpy' has no reverse mode of its own: pass the rule under test as vjp=")
+    checks = list(CHECKS if checks is None else checks)
+    for c in checks:
+        if c not in CHECKS:
+            raise ValueError(f"unknown check {c!r}; checks: {', '.join(CHECKS)}")
+    if directions < 1:
+        raise ValueError("directions must be at least 1")
+    args = _Args(example_args, argnums)
+    driver = _DRIVERS[framework](f, args, vjp, jvp)
+    checker = _Checker(driver, seed, directions)
+    label = framework + (" + vjp=" if vjp is not None else "")
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    if isinstance(getattr(f, "__self__", None), type):  # e.g. a torch.autograd.Function's apply
+        name = f"{f.__self__.__name__}.{f.__name__}"
+    result = FunctionCheckResult(name, framework, args.describe(), driver.out.describe(), seed, directions, [])
+    if driver.out.m == 0:
+        result.verdicts = [Verdict(label, c, NOT_APPLICABLE, "f has no output to differentiate") for c in checks]
+        return result
+    if not np.all(np.isfinite(checker.y0)):
+        result.verdicts = [Verdict(label, c, INCONCLUSIVE, "f is not finite at the example arguments") for c in checks]
+        return result
+    dirs = checker.measure(want_forward="forward" in checks or "dot" in checks)
+    for c in checks:
+        if c == "fd":
+            outcomes = [checker.against_fd(di, "rev") for di in dirs]
+        elif c == "forward":
+            outcomes = [checker.against_fd(di, "fwd") for di in dirs]
+        else:
+            outcomes = [checker.dot(di) for di in dirs]
+        result.verdicts.append(_aggregate(label, c, outcomes, dirs))
+    return result
+
+
+def assert_function_gradients(
+    f: Callable, *example_args: Any, framework: str, strict: bool = False, **kwargs: Any
+) -> FunctionCheckResult:
+    """`check_function`, raising AssertionError with the report when a check fails (with
+    `strict=True` also when one is inconclusive); returns the result otherwise."""
+    res = check_function(f, *example_args, framework=framework, **kwargs)
+    if not res.ok or (strict and any(v.status == INCONCLUSIVE for v in res.verdicts)):
+        raise AssertionError("\n" + res.report())
+    return res
+
+
+def function_args(
+    *shapes: tuple[int, ...], min_value: float = -2.0, max_value: float = 2.0, elements: Any = None
+) -> Any:
+    """A Hypothesis strategy for a tuple of float64 example arguments with the given shapes
+    (`()` for a 0-d array), elements in [min_value, max_value] unless `elements` is given."""
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    elems = elements or st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=64)
+    return st.tuples(*(hnp.arrays(np.float64, shape, elements=elems) for shape in shapes))
