@@ -2,12 +2,15 @@
 
 Correct functions pass on every installed framework (numpy with hand-written rules always; jax,
 torch and autograd skip when absent), a wrong custom VJP fails, a kink is inconclusive and never
-a fail.
+a fail. The planted-bug benchmark (benchmarks/check_function.py) runs under `slow`.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +19,7 @@ from hypothesis import given, settings
 import advalidate as adv
 from advalidate.oracles.function import directional_fd, function_args
 
+ROOT = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((3, 4))
 X = RNG.standard_normal(4)
@@ -205,3 +209,17 @@ def test_autograd_correct_passes_and_a_wrong_defvjp_fails() -> None:
     defvjp(shift, lambda ans, x: lambda g: anp.roll(g, -1))  # off by one: should be -2
     res = adv.check_function(shift, X, framework="autograd")
     assert res.status("fd") == "fail" and res.status("forward") == "not_applicable", res.report()
+
+
+@pytest.mark.peers
+@pytest.mark.slow
+def test_planted_bug_benchmark_catches_every_bug_without_false_alarms(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    spec = importlib.util.spec_from_file_location("check_function_bench", ROOT / "benchmarks" / "check_function.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["check_function_bench"] = mod
+    spec.loader.exec_module(mod)
+    out = tmp_path / "table.md"
+    assert mod.main(["--markdown", str(out), "--tools", "check_function"]) == 0
+    assert "**15/15**" in out.read_text()
