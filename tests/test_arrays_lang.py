@@ -80,6 +80,10 @@ PROGRAMS = [
     ),
     (r"\(x : R) -> build [2] (\[i] -> reshape [2] (build [6, 1] (\[a, b] -> build [2] (\[c] -> x)) ! [i]))", "1.5"),
     (r"\(x : R) -> build1 3 (\i -> tanh x * real i)", "1.007"),
+    # scatters with no target index: every element goes to the one result (found by the xp path)
+    (r"\(a : Array [3, 2] R) -> scatter [] a (\[i] -> [])", "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]"),
+    (r"\(a : Array [3, 2] R) -> scatterMax [] a (\[i] -> [])", "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]"),
+    (r"\(a : Array [3] R) -> scatter [] a (\[i] -> [])", "[| 1.0, 4.0, 3.0 |]"),
 ]
 
 

@@ -141,6 +141,9 @@ class ArrayRuntime:
             valid &= (j >= 0) & (j < n)
         targets = [j[valid] for j in js]
         values = np.asarray(a)[valid]
+        if not targets:  # every element goes to the one target: scatter into a 1-element axis
+            out = self.scatter(a, [np.zeros(src, dtype=np.int64)], src, (1, *shape), elem, combine, zero, combine_fn)
+            return py(out[0])
         if combine_fn is not None:
             return self._scatter_with(values, targets, shape, elem, zero, combine_fn)
         return self.scatter_bulk(values, targets, shape, elem, combine, zero)

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ...lang import core as C
-from ...lang.arrays import VectorArrays
+from ...lang.arrays import VectorArrays, py
+from ...lang.deep import run_deep
 from ...lang.program import Program
 from ..engine import ARRAY_FEATURES, Stage
 from ..transform import Transformer
@@ -82,7 +83,7 @@ class DualArrayTransformer(Transformer):
             return C.Op("dgather", [C.Const(e.shape[: len(e.params)]), x(e.arr), *js])
         if isinstance(e, C.Scatter):
             js = self.index_arrays(e.params, e.idxs, e.src)
-            return C.Op("dscatter", [C.Const(e.combine), C.Const(e.shape), x(e.arr), *js])
+            return C.Op("dscatter", [C.Const(e.combine), C.Const(e.src), C.Const(e.shape), x(e.arr), *js])
         assert isinstance(e, C.ArrOp), type(e).__name__
         args = [x(a) for a in e.args]
         if e.op == "cond":
@@ -152,9 +153,11 @@ class DualArraysRuntime(DeltaRuntime):
             return y.copy(), d
         return self.arrays.take(x, js, "R", None), self.node(d, D.Gather, list(js), np.shape(x))
 
-    def dscatter(self, combine: str, shape: tuple, p: tuple, *js: Any) -> tuple:
+    def dscatter(self, combine: str, src: tuple, shape: tuple, p: tuple, *js: Any) -> tuple:
         x, d = p
-        src = np.shape(js[0]) if js else ()
+        if not js:  # every element goes to the one target: a scatter into a 1-element axis
+            y, d = self.dscatter(combine, src, (1, *shape), p, np.zeros(src, dtype=np.int64))
+            return py(y[0]), self.node(d, D.Index, (0,), (1, *shape))
         y = self.arrays.scatter(x, js, src, shape, "R", combine, None, None)
         if combine == "add":
             return y, self.node(d, D.Scatter, list(js), shape)
@@ -261,5 +264,5 @@ class BotStage(DualArraysStage):
         cache = self.__dict__.setdefault("_targets", weakref.WeakKeyDictionary())
         out = cache.get(prog)
         if out is None:
-            out = cache[prog] = self.transformer().program(bulk_operation_transform(prog.core))
+            out = cache[prog] = run_deep(lambda: self.transformer().program(bulk_operation_transform(prog.core)))
         return out
