@@ -172,7 +172,7 @@ class Stage:
         cache = self.__dict__.setdefault("_targets", weakref.WeakKeyDictionary())
         out = cache.get(prog)
         if out is None:
-            out = cache[prog] = self.transformer().program(prog.core)
+            out = cache[prog] = run_deep(self.transformer().program, prog.core)  # recursion as deep as the tree
         return out
 
     def show(self, prog: Program) -> str:
@@ -191,7 +191,7 @@ class Stage:
             )
         ops = self.domain(numeric, dps)
         rt = self.runtime(numeric, ops)
-        fn = Compiler(rt.prims(), rt.budget(budget)).compile_program(self.target(prog))
+        fn = run_deep(Compiler(rt.prims(), rt.budget(budget)).compile_program, self.target(prog))
         return Prepared(ops, rt, fn, float if numeric == "float" else mpmath.mpf)
 
     def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,

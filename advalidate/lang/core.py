@@ -392,9 +392,18 @@ class Desugarer:
             return self._app(e, env)
         if isinstance(e, A.Let):
             rhs = self.expr(e.rhs, env)
-            inner = dict(env)
-            binds = self._pattern(e.pat, rhs, inner)
-            return _lets(binds, self.expr(e.body, inner), ty)
+            bound: dict[str, str] = {}
+            binds = self._pattern(e.pat, rhs, bound)
+            saved = {k: env[k] for k in bound if k in env}  # bound in place: a chain of n lets is O(n)
+            env.update(bound)
+            try:
+                return _lets(binds, self.expr(e.body, env), ty)
+            finally:
+                for k in bound:
+                    if k in saved:
+                        env[k] = saved[k]
+                    else:
+                        del env[k]
         if isinstance(e, A.LetRec):
             name = self.fresh(e.name)
             inner = dict(env)

@@ -22,7 +22,11 @@ from .deep import run_deep
 from .errors import ParseError
 from .lexer import Token, tokenize
 
-MAX_DEPTH = 200
+MAX_DEPTH = 200  # nesting of brackets and blocks in the text
+# Depth of the syntax tree: long chains of operators, applications, tuples and lets (generated and
+# unrolled code) nest one level per term. Every later pass walks the tree on a large-stack thread
+# (`deep.run_deep`), so this bound is about memory, not Python's recursion limit.
+MAX_TREE_DEPTH = 50_000
 
 _BINARY: dict[str, tuple[int, str]] = {
     "<": (1, "none"), "<=": (1, "none"), ">": (1, "none"), ">=": (1, "none"), "==": (1, "none"),
@@ -283,7 +287,21 @@ class _Parser:
         return body
 
     def _let(self) -> A.Expr:
-        start = self.advance()
+        """`let p = e in body`; a chain of `let`s / `letrec`s is parsed in a loop, so its length
+        does not count as nesting (generated and unrolled code binds thousands in a row)."""
+        heads: list[tuple[Token, Callable[[A.Expr, A.Span], A.Expr]]] = []
+        while self.peek().kind in ("let", "letrec"):
+            start = self.peek()
+            heads.append((start, self._let_head() if start.kind == "let" else self._letrec_head()))
+        body = self.expr()
+        for start, make in reversed(heads):
+            body = make(body, self.span_from(start.span))
+        return body
+
+    _letrec = _let
+
+    def _let_head(self) -> Callable[[A.Expr, A.Span], A.Expr]:
+        self.advance()
         pat = self.pattern()
         tok = self.peek()
         if tok.kind != "=":
@@ -294,11 +312,10 @@ class _Parser:
         self.advance()
         rhs = self.expr()
         self.expect("in", " to close this 'let'")
-        body = self.expr()
-        return A.Let(pat, rhs, body, span=self.span_from(start.span))
+        return lambda body, span: A.Let(pat, rhs, body, span=span)
 
-    def _letrec(self) -> A.Expr:
-        start = self.advance()
+    def _letrec_head(self) -> Callable[[A.Expr, A.Span], A.Expr]:
+        self.advance()
         tok = self.peek()
         if tok.kind not in _KEYWORDS and tok.kind != "NAME":
             raise self.error(f"expected a function name after 'letrec', found {tok.describe()}", tok)
@@ -308,8 +325,7 @@ class _Parser:
         self.expect("=", f" after the parameters of '{name}'")
         rhs = self.expr()
         self.expect("in", " to close this 'letrec'")
-        body = self.expr()
-        return A.LetRec(name, binders, result, rhs, body, span=self.span_from(start.span))
+        return lambda body, span: A.LetRec(name, binders, result, rhs, body, span=span)
 
     def _if(self) -> A.Expr:
         start = self.advance()
@@ -707,13 +723,13 @@ def _subtrees(obj: object) -> Iterator[object]:
 
 
 def _check_depth(root: object, parser: _Parser) -> None:
-    """Refuse trees deeper than MAX_DEPTH (long operator chains and tuples build deep trees)."""
+    """Refuse trees deeper than MAX_TREE_DEPTH (long operator chains and tuples build deep trees)."""
     stack = [(root, 1, getattr(root, "span", None))]
     while stack:
         obj, depth, span = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth > MAX_TREE_DEPTH:
             raise parser.error(
-                f"expression nested too deeply: its syntax tree is more than {MAX_DEPTH} levels deep "
+                f"expression nested too deeply: its syntax tree is more than {MAX_TREE_DEPTH} levels deep "
                 "(long chains of operators, applications, tuples or lets count too); split it with 'let' or 'def'",
                 span,
             )

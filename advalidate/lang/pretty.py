@@ -181,9 +181,12 @@ def _tuple_items(e: A.PairE) -> list[A.Expr]:
 
 def _block(e: A.Expr, ind: int, flat: bool) -> str:
     """A lambda / let / letrec / if / case: on one line when it fits, else broken over lines."""
-    one_line = _block_flat(e)
-    if flat or (ind + len(one_line) <= WIDTH and "\n" not in one_line):
-        return one_line
+    if flat:
+        return _block_flat(e)
+    if not _larger_than(e, WIDTH - ind):  # every node prints at least one character
+        one_line = _block_flat(e)
+        if ind + len(one_line) <= WIDTH and "\n" not in one_line:
+            return one_line
     if isinstance(e, A.Lam):
         binders, body = _lambda_parts(e)
         return f"\\{binders} ->\n{_pad(ind + 2)}{_show(body, _EXPR, ind + 2, False)}"
@@ -210,6 +213,18 @@ def _block_flat(e: A.Expr) -> str:
         return "if {} then {} else {}".format(*parts)
     alts = "; ".join(_alt(a, 0, True) for a in e.alts)
     return f"case {_show(e.scrut, _EXPR, 0, True)} of {{ {alts} }}"
+
+
+def _larger_than(e: A.Expr, limit: int) -> bool:
+    """Whether `e` has more than `limit` nodes, looking at no more than limit + 1 of them (so that
+    deciding the layout of a long chain of lets costs O(WIDTH) per level, not its length)."""
+    n, stack = 0, [e]
+    while stack:
+        n += 1
+        if n > limit:
+            return True
+        stack.extend(A.children(stack.pop()))
+    return False
 
 
 def _lambda_parts(e: A.Lam) -> tuple[str, A.Expr]:

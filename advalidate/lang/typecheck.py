@@ -12,9 +12,10 @@ from the expression that made the array, and a shape mismatch names both shapes.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from . import ast as A
 from .errors import TypeCheckError
@@ -325,9 +326,12 @@ class _Checker:
             return self._app(e, env)
         if isinstance(e, A.Let):
             rhs = self.infer(e.rhs, env)
-            inner = dict(env)
-            self.pattern(e.pat, rhs, inner, set())
-            return self.infer(e.body, inner)
+            bound: dict[str, Type] = {}
+            self.pattern(e.pat, rhs, bound, set())
+            # Bound in place and restored after the body, not copied: a chain of n lets (generated
+            # code) costs O(n), not O(n²).
+            with _scoped(env, bound):
+                return self.infer(e.body, env)
         if isinstance(e, A.LetRec):
             fn_ty = self.letrec(e.name, e.binders, e.result, e.rhs, env)
             e.fn_ty = fn_ty
@@ -621,6 +625,21 @@ def _resolve_patterns(n: A.Node, memo: dict[int, Type]) -> None:
         p.ty = _resolve_shared(p.ty, memo)
         if isinstance(p, A.PPair):
             pats += [p.left, p.right]
+
+
+@contextlib.contextmanager
+def _scoped(env: dict, bound: dict) -> Iterator[None]:
+    """`env` with `bound` added for the duration of the block (shadowed names restored after)."""
+    saved = {k: env[k] for k in bound if k in env}
+    env.update(bound)
+    try:
+        yield
+    finally:
+        for k in bound:
+            if k in saved:
+                env[k] = saved[k]
+            else:
+                del env[k]
 
 
 def _shape(sh: tuple[int, ...] | list[int]) -> str:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...lang import ast as A
 from ...lang import core as C
+from ...lang.deep import run_deep
 from ...lang.numeric import DEFAULT_DPS
 from ...lang.pretty import pretty_module
 from ...lang.program import DEFAULT_BUDGET, Program, parse, run_reference
@@ -534,7 +535,7 @@ class CompiledStage:
     def gradient_program(self, prog: Program) -> tuple[Program, dict[str, int]]:
         out = self._programs.get(prog)
         if out is None:
-            out = self._programs[prog] = gradient_program(prog)
+            out = self._programs[prog] = run_deep(gradient_program, prog)
         return out
 
     def show(self, prog: Program) -> str:
