@@ -247,7 +247,8 @@ class Context:
             if missing:
                 lacks = ", ".join(repr(f) for f in missing)
                 run.status = "declined"
-                run.message = f"not applicable: engine {label} does not support {', '.join(missing)} (its `supports` lacks {lacks})"
+                what = ", ".join(missing)
+                run.message = f"not applicable: engine {label} does not support {what} (its `supports` lacks {lacks})"
                 return run
         if self.ref is None:
             run.status, run.message = "error", self.ref_error or "no reference"
