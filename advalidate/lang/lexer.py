@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .ast import KEYWORDS, Span
@@ -73,29 +74,27 @@ class _Lexer:
         col = self.col(start)
         return ParseError(message, Span(self.file, self.line, col, self.line, col + end - start), self.text)
 
-    def run(self) -> list[Token]:
+    def run(self) -> Iterator[Token]:
         """One regular-expression scan; this loop is the hot path for very long inputs."""
-        tokens: list[Token] = []
-        append, file, line, line_start = tokens.append, self.file, 1, 0
+        file, line, line_start = self.file, 1, 0
         for m in _TOKEN_RE.finditer(self.text):
             kind = m.lastgroup
             if kind == "symbol":
                 text = m.group()
-                append(Token(text, text, file, line, m.start() - line_start + 1))
+                yield Token(text, text, file, line, m.start() - line_start + 1)
             elif kind == "name":
                 text = m.group()
                 tok_kind = "_" if text == "_" else text if text in _KEYWORDS else "NAME"
-                append(Token(tok_kind, text, file, line, m.start() - line_start + 1))
+                yield Token(tok_kind, text, file, line, m.start() - line_start + 1)
             elif kind == "newline":
                 line, line_start = line + 1, m.end()
             elif kind == "number":
                 self.line, self.line_start = line, line_start
-                append(self.number(m))
+                yield self.number(m)
             elif kind in ("bad", "badnumber"):
                 self.line, self.line_start = line, line_start
                 raise self.bad_character(m.start()) if kind == "bad" else self.bad_number(m)
-        append(Token("EOF", "", file, line, len(self.text) - line_start + 1))
-        return tokens
+        yield Token("EOF", "", file, line, len(self.text) - line_start + 1)
 
     def bad_number(self, m: re.Match[str]) -> ParseError:
         """A number glued to letters or dots (`2x`, `1.`, `1e`, `1.5.3`)."""
@@ -134,4 +133,20 @@ class _Lexer:
 
 def tokenize(text: str, filename: str = "<input>") -> list[Token]:
     """Split `text` into tokens ending with one EOF token; raises ParseError on a bad character."""
-    return _Lexer(text, filename).run()
+    return list(_Lexer(text, filename).run())
+
+
+class TokenStream:
+    """The tokens of a text, scanned as the parser asks for them: a hostile input (10 MB of
+    brackets) is refused at its 201st bracket, not after scanning all of it. Indexing past the end
+    gives the EOF token."""
+
+    def __init__(self, text: str, filename: str = "<input>") -> None:
+        self._scan = _Lexer(text, filename).run()
+        self._toks: list[Token] = []
+
+    def __getitem__(self, i: int) -> Token:
+        toks = self._toks
+        while len(toks) <= i and not (toks and toks[-1].kind == "EOF"):
+            toks.append(next(self._scan))
+        return toks[min(i, len(toks) - 1)]

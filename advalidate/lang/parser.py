@@ -20,7 +20,7 @@ from . import ast as A
 from . import types as T
 from .deep import run_deep
 from .errors import ParseError
-from .lexer import Token, tokenize
+from .lexer import Token, TokenStream
 
 MAX_DEPTH = 200  # nesting of brackets and blocks in the text
 # Depth of the syntax tree: long chains of operators, applications, tuples and lets (generated and
@@ -70,7 +70,7 @@ class _Parser:
     def __init__(self, text: str, filename: str) -> None:
         self.text = text
         self.file = filename
-        self.toks = tokenize(text, filename)
+        self.toks = TokenStream(text, filename)
         self.i = 0
         self.depth = 0
 
@@ -80,7 +80,7 @@ class _Parser:
         return self.toks[self.i]  # never past the end: `advance` stops at the final EOF token
 
     def peek_next(self) -> Token:
-        return self.toks[min(self.i + 1, len(self.toks) - 1)]
+        return self.toks[self.i + 1]
 
     def advance(self) -> Token:
         tok = self.toks[self.i]
@@ -743,7 +743,7 @@ def _run(text: str, filename: str, parse: Callable[[_Parser], Result]) -> Result
     try:
         result = parse(parser)
     except RecursionError:
-        parser.i = parser.depth = 0
+        parser = _Parser(text, filename)  # afresh: the token scan was cut short too
         result = run_deep(parse, parser)
     _check_depth(A.module_as_expr(result) if isinstance(result, A.Module) else result, parser)
     return result
