@@ -157,6 +157,8 @@ def constructs(e: A.Node) -> set[str]:
         if isinstance(x, A.Case):
             kinds = {a.kind for a in x.alts}
             out.add("case-sum" if "inl" in kinds else "case-bool" if "true" in kinds else "case-list")
+        if isinstance(x, (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)):
+            out.add("arrays")  # the program uses seed 004's arrays (counted as `array_programs`)
     out.discard("case")
     return out
 
