@@ -88,6 +88,11 @@ from typing import Any
 
 import numpy as np
 
+from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
+from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
+from .tolerance import FUNCTION_MAX_RTOL as MAX_RTOL
+from .tolerance import FUNCTION_NOISE_RTOL as NOISE_RTOL
+from .tolerance import FUNCTION_RTOL as RTOL
 from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, STATUSES, Verdict
 
 FRAMEWORKS = ("jax", "torch", "autograd", "numpy")
@@ -105,23 +110,12 @@ NOISE_POINTS = 8
 NOISE_STEP = 2.0**-20
 #: ... and a difference quotient at step h may be off by NOISE_K times that noise / h.
 NOISE_K = 4.0
-#: f whose values are noisy beyond float64 rounding (relative noise ρ of φ, from cancellation or lower
-#: precision inside f) get the relative tolerance max(RTOL, NOISE_RTOL × ρ) in every check; beyond
-#: MAX_RTOL the check is inconclusive.
-NOISE_RTOL = 1e4
-MAX_RTOL = 1e-3
 #: Allowed disagreement, as a multiple of the error estimates.
 K = 10.0
-#: Floor of the tolerance of `fd` / `forward`, relative to the size of the compared terms.
-RTOL = 1e-8
-#: Tolerance of `dot`, relative to the size of the terms of both dot products.
-DOT_RTOL = 1e-10
 #: Finite differences whose error estimate exceeds this (relative) are inconclusive.
 GIVE_UP = 1e-5
 #: A derivative below TINY × Σ|u_k f_k(x)| counts as zero when the accuracy of finite differences is judged.
 TINY = 1e-8
-#: One-sided derivatives that differ by more than this (relative) beyond their error estimates mark a kink.
-KINK_RTOL = 1e-6
 #: Jitter of x, u and v, in units of eps, to measure the rounding error of the derivatives.
 JITTER = 8.0
 #: Failing checks name positions by one finite difference per input element, up to this many elements.

@@ -157,3 +157,18 @@ def projected(tol: Tolerance, v: Sequence[Any], scale: Sequence[Any]) -> Toleran
     with mpmath.workdps(REF_DPS):
         total = mpmath.fsum(abs(to_mp(vi)) * tol.bound(to_mp(si)) for vi, si in zip(v, scale, strict=True))
         return Tolerance(tol.domain, 0.0, total + tol.atol)
+
+
+# ---- `check_function` (oracles/function.py): a user's function in its framework's float64 ------------
+
+#: f whose values are noisy beyond float64 rounding (relative noise ρ of φ, from cancellation or lower
+#: precision inside f) get the relative tolerance max(FUNCTION_RTOL, FUNCTION_NOISE_RTOL × ρ) in every
+#: check; beyond FUNCTION_MAX_RTOL the check is inconclusive.
+FUNCTION_NOISE_RTOL = 1e4
+FUNCTION_MAX_RTOL = 1e-3
+#: Floor of the tolerance of `fd` / `forward`, relative to the size of the compared terms.
+FUNCTION_RTOL = 1e-8
+#: Tolerance of `dot`, relative to the size of the terms of both dot products.
+FUNCTION_DOT_RTOL = 1e-10
+#: One-sided derivatives that differ by more than this (relative) beyond their error estimates mark a kink.
+FUNCTION_KINK_RTOL = 1e-6
