@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import advalidate as adv  # noqa: E402
-from advalidate.impl.parallel import ParallelStage  # noqa: E402
+from advalidate.impl.seed000.parallel import ParallelStage  # noqa: E402
 
 PARTICLES = (ROOT / "examples" / "particles.adv").read_text()
 BASE = [((1.0, 0.5), (0.0, 0.2)), ((-0.8, 1.2), (0.3, 0.0)), ((0.4, -1.0), (-0.2, 0.1)), ((1.5, 1.5), (0.0, -0.3))]

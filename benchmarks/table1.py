@@ -145,7 +145,7 @@ def _primal_ops(prog: adv.Program, x: Any) -> int:
 
 def _engine(name: str) -> Any:
     if name in THREADS:
-        from advalidate.impl.parallel import ParallelStage
+        from advalidate.impl.seed000.parallel import ParallelStage
 
         return ParallelStage(threads=THREADS[name])
     return adv.engine(name)

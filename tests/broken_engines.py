@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from advalidate.impl.tape import TapeRules, TapeStage
+from advalidate.impl.seed000.tape import TapeRules, TapeStage
 from advalidate.lang import ast as A
 from advalidate.lang import core as C
 

@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from advalidate.impl import cotangent as ct
-from advalidate.impl import rules as R
-from advalidate.impl.cayley import CayleyRuntime, CayleyStage
-from advalidate.impl.forward import ForwardRules, ForwardStage
-from advalidate.impl.mutable import MutableRuntime, MutableStage
-from advalidate.impl.sparse import SparseStage
-from advalidate.impl.staged import StagedRuntime, StagedStage
-from advalidate.impl.staging import StagedRules
-from advalidate.impl.tape import TapeRules, TapeRuntime, TapeStage
-from advalidate.impl.transform import Transformer
-from advalidate.impl.wrapper import interleave
+from advalidate.impl.seed000 import cotangent as ct
+from advalidate.impl.seed000 import rules as R
+from advalidate.impl.seed000.cayley import CayleyRuntime, CayleyStage
+from advalidate.impl.seed000.forward import ForwardRules, ForwardStage
+from advalidate.impl.seed000.mutable import MutableRuntime, MutableStage
+from advalidate.impl.seed000.sparse import SparseStage
+from advalidate.impl.seed000.staged import StagedRuntime, StagedStage
+from advalidate.impl.seed000.staging import StagedRules
+from advalidate.impl.seed000.tape import TapeRules, TapeRuntime, TapeStage
+from advalidate.impl.seed000.transform import Transformer
+from advalidate.impl.seed000.wrapper import interleave
 from advalidate.lang import core as C
 
 Table = Callable[[str, list, Any], list]
@@ -156,7 +156,7 @@ class OverwriteMutable(MutableStage):
 
 class OverwriteTapeRuntime(TapeRuntime):
     def reverse(self, y: Any, dy: Any, x: Any, din: Any, dout: Any) -> Any:
-        from advalidate.impl.wrapper import deinterleave
+        from advalidate.impl.seed000.wrapper import deinterleave
 
         entries = self.entries
         adj = [self.zero] * len(entries)
@@ -187,7 +187,7 @@ class OverwriteTape(TapeStage):
 
 class AscendingMutableRuntime(MutableRuntime):
     def reverse(self, y: Any, dy: Any, x: Any, din: Any, dout: Any) -> Any:
-        from advalidate.impl.wrapper import deinterleave
+        from advalidate.impl.seed000.wrapper import deinterleave
 
         s = self.salloc(self.inputs, self.created)
         deinterleave(y, dy, dout, lambda dual, z: self.scall(dual[1], z)(s))
@@ -309,7 +309,7 @@ class EagerCayley(CayleyStage):
 
 class ShiftedMutableRuntime(MutableRuntime):
     def reverse(self, y: Any, dy: Any, x: Any, din: Any, dout: Any) -> Any:
-        from advalidate.impl.wrapper import deinterleave
+        from advalidate.impl.seed000.wrapper import deinterleave
 
         s = self.salloc(self.inputs, self.created)
         deinterleave(y, dy, dout, lambda dual, z: self.scall(dual[1], z)(s))

@@ -20,7 +20,7 @@ from advalidate.cli import build_parser, main
 ROOT = Path(advalidate.__file__).resolve().parent.parent
 FIG1 = str(ROOT / "examples" / "fig1.adv")
 GOOD_ENGINE = """\
-from advalidate.impl.tape import TapeStage
+from advalidate.impl.seed000.tape import TapeStage
 class E(TapeStage):
     name = "mine"
 engine = E()

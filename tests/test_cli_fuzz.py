@@ -28,7 +28,7 @@ ENGINES = """\
 import os
 import time
 import zlib
-from advalidate.impl.tape import TapeStage
+from advalidate.impl.seed000.tape import TapeStage
 from advalidate.lang.errors import BudgetError
 
 

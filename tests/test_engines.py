@@ -98,7 +98,7 @@ def test_doubling_chain(n: int) -> None:
 
 
 def test_naive_call_budget_is_a_typed_error() -> None:
-    from advalidate.impl.naive import Naive
+    from advalidate.impl.seed000.naive import Naive
 
     _, back = Naive(call_budget=1000).vjp(doubling(12), 1.0)
     with pytest.raises(BudgetError):

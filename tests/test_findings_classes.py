@@ -127,7 +127,7 @@ def test_reproduce_command_names_the_plug_in_and_its_path(tmp_path: Path) -> Non
     finally:
         sys.path.remove(str(TESTS))
     assert path == str(TESTS.resolve())
-    assert F.engine_pythonpath("tape") is None and F.engine_pythonpath("advalidate.impl.tape:TapeStage") is None
+    assert F.engine_pythonpath("tape") is None and F.engine_pythonpath("advalidate.impl.seed000.tape:TapeStage") is None
     cmd = F.reproduce_command(tmp_path / "f001-x", "broken_engines:BrokenSin", path)
     assert cmd == f"PYTHONPATH={path} advalidate replay {tmp_path / 'f001-x'} --engine broken_engines:BrokenSin"
     assert F.reproduce_command(tmp_path / "f001-x", "tape", None) == f"advalidate replay {tmp_path / 'f001-x'}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import advalidate as adv
-from advalidate.impl.tape import TapeStage
+from advalidate.impl.seed000.tape import TapeStage
 from advalidate.oracles import check
 from advalidate.oracles.verdict import NOT_APPLICABLE, STATUSES, Verdict, classify_not_applicable, is_not_applicable
 

@@ -16,7 +16,7 @@ from mutants import mutant
 
 import advalidate as adv
 from advalidate.cli import main
-from advalidate.impl.tape import TapeStage
+from advalidate.impl.seed000.tape import TapeStage
 from advalidate.oracles import DEFAULT_ORACLES, check, default_input, oracle_names
 from advalidate.oracles import tolerance as T
 from advalidate.oracles.symbolic import SymbolicOracle

@@ -11,8 +11,8 @@ import pytest
 from test_arrays_lang import MATMUL, PROGRAMS
 
 import advalidate as adv
-from advalidate.impl.tape import TapeStage
-from advalidate.impl.transform import Transformer
+from advalidate.impl.seed000.tape import TapeStage
+from advalidate.impl.seed000.transform import Transformer
 from advalidate.lang import core as C
 from advalidate.oracles.check import default_input
 from advalidate.oracles.context import program_features
@@ -262,7 +262,7 @@ def _lam2(t: Any, body: Any) -> Any:
 
 
 class ArrayBugTransformer(Transformer):
-    """The element-at-a-time array translation (impl/transform.py) with one bug planted."""
+    """The element-at-a-time array translation (impl/seed000/transform.py) with one bug planted."""
 
     bug = ""
 

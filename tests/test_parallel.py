@@ -16,9 +16,9 @@ import mpmath
 import pytest
 
 import advalidate as adv
-from advalidate.impl import parallel
 from advalidate.impl.engine import LINEAR_COST_CONSTANT
-from advalidate.impl.parallel import THREADS_ENV, ParallelStage, default_threads
+from advalidate.impl.seed000 import parallel
+from advalidate.impl.seed000.parallel import THREADS_ENV, ParallelStage, default_threads
 from advalidate.lang.errors import BudgetError, DomainError
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.adv"))

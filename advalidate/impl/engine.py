@@ -26,9 +26,9 @@ from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program, numeric_prims
 from ..lang.types import Type
 from ..lang.values import check_value, convert, nodes
-from .cotangent import Counter
-from .transform import DualRules, Transformer
-from .wrapper import primal
+from .seed000.cotangent import Counter
+from .seed000.transform import DualRules, Transformer
+from .seed000.wrapper import primal
 
 # The one constant of the §3 criterion for the linear stages (mutable, tape, parallel):
 # reverse_cost ≤ LINEAR_COST_CONSTANT · (primal_ops + input_size + output_size) for every program.

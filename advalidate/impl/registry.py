@@ -10,18 +10,18 @@ from typing import Any
 
 from ..lang.errors import AdvError
 from ..lang.program import Program
-from .cayley import CayleyStage
 from .engine import Stage
-from .forward import ForwardStage
-from .mutable import MutableStage
-from .naive import Naive
-from .parallel import ParallelStage
+from .seed000.cayley import CayleyStage
+from .seed000.forward import ForwardStage
+from .seed000.mutable import MutableStage
+from .seed000.naive import Naive
+from .seed000.parallel import ParallelStage
+from .seed000.sparse import SparseStage
+from .seed000.staged import StagedStage
+from .seed000.tape import TapeStage
 from .seed004.compiled import CompiledStage
 from .seed004.dualarrays import BotStage, DualArraysStage
 from .seed004.scalar import DeltaStage
-from .sparse import SparseStage
-from .staged import StagedStage
-from .tape import TapeStage
 
 _BUILTIN: dict[str, Callable[[], Any]] = {
     "naive": Naive,

@@ -324,7 +324,7 @@ class Context:
         base = self.run_builtin("tape", "mp")
         if not base.ok:
             return 0, 0
-        from ..impl.tape import TapeStage
+        from ..impl.seed000.tape import TapeStage
 
         try:
             with mpmath.workdps(T.REF_DPS):

@@ -30,7 +30,7 @@ FULL_JACOBIAN_MAX = 256
 
 def reference_jvp(ctx: Context, dx: Any) -> list:
     """J dx (flat, mp) from the built-in forward mode at MP_DPS digits."""
-    from ..impl.forward import ForwardStage
+    from ..impl.seed000.forward import ForwardStage
 
     with mpmath.workdps(T.MP_DPS):
         _, ty = ForwardStage().jvp(ctx.prog, ctx.x, dx, numeric="mp", dps=T.MP_DPS)
@@ -124,7 +124,7 @@ class ForwardOracle(Oracle):
 
     def own_jvp(self, ctx: Context, run: EngineRun, jv: list, tol_g: T.Tolerance) -> Verdict | None:
         """For engines with their own `jvp` (other than the reference forward mode): check it too."""
-        from ..impl.forward import ForwardStage
+        from ..impl.seed000.forward import ForwardStage
 
         eng = run.engine
         if not hasattr(eng, "jvp") or type(eng) is ForwardStage:

@@ -20,12 +20,12 @@ def guarantees(eng: Any) -> set[str] | None:
     declared = getattr(eng, "guarantees", None)
     if declared is not None:
         return set(declared)
-    from ..impl.cayley import CayleyStage
-    from ..impl.forward import ForwardStage
-    from ..impl.mutable import MutableStage
-    from ..impl.naive import Naive
-    from ..impl.staged import StagedStage
-    from ..impl.tape import TapeStage
+    from ..impl.seed000.cayley import CayleyStage
+    from ..impl.seed000.forward import ForwardStage
+    from ..impl.seed000.mutable import MutableStage
+    from ..impl.seed000.naive import Naive
+    from ..impl.seed000.staged import StagedStage
+    from ..impl.seed000.tape import TapeStage
 
     if isinstance(eng, (Naive, ForwardStage)):
         return set()
@@ -33,7 +33,7 @@ def guarantees(eng: Any) -> set[str] | None:
         return {"once"}
     if isinstance(eng, (MutableStage, TapeStage)):
         return {"once", "linear"}
-    if type(eng).__module__.startswith("advalidate.impl.parallel"):
+    if type(eng).__module__.startswith("advalidate.impl.seed000.parallel"):
         return {"once", "linear"}
     return None
 

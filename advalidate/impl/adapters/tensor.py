@@ -257,7 +257,7 @@ class TensorEngine(AdapterEngine):
 
     def repro(self, prog: Program, x: Any, dy: Any) -> str:
         """The text of a standalone `repro.py` (library code only) for this engine at `x`, `dy`."""
-        from ..tape import TapeStage
+        from ..seed000.tape import TapeStage
         from .repro import repro_script
 
         _, back = TapeStage().vjp(prog, x, numeric="float")

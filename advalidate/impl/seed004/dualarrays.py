@@ -31,7 +31,7 @@ from ...lang.arrays import VectorArrays, py
 from ...lang.deep import run_deep
 from ...lang.program import Program
 from ..engine import ARRAY_FEATURES, Stage
-from ..transform import Transformer
+from ..seed000.transform import Transformer
 from . import delta as D
 from .runtime import DeltaRuntime
 from .scalar import DeltaRules

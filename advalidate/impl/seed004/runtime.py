@@ -21,7 +21,7 @@ import numpy as np
 
 from ...lang.types import Type
 from ..engine import StageRuntime
-from ..wrapper import deinterleave, interleave
+from ..seed000.wrapper import deinterleave, interleave
 from . import delta as D
 from .rules import MINUS_ONE, ONE, Numeric, partials
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...lang import core as C
 from ..engine import ARRAY_FEATURES, Stage
-from ..transform import Transformer
+from ..seed000.transform import Transformer
 from .runtime import DeltaRuntime
 
 

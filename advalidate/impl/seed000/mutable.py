@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.types import Type
-from .engine import ARRAY_FEATURES, Stage, StageRuntime
+from ...lang.types import Type
+from ..engine import ARRAY_FEATURES, Stage, StageRuntime
 from .staging import StagedRules
 from .wrapper import deinterleave, interleave
 

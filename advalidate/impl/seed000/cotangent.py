@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.values import Inl, Inr
+from ...lang.values import Inl, Inr
 
 Path = tuple[Any, "Path"] | None  # (step, parent); step is 0 / 1 for tuple components or "v" for Inl/Inr
 

@@ -27,7 +27,7 @@ import itertools
 from collections.abc import Callable
 from typing import Protocol
 
-from ..lang import core as C
+from ...lang import core as C
 
 
 class DualRules(Protocol):

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..lang import core as C
-from ..lang.types import Type
-from .engine import ARRAY_FEATURES, Stage, StageRuntime
+from ...lang import core as C
+from ...lang.types import Type
+from ..engine import ARRAY_FEATURES, Stage, StageRuntime
 from .rules import as_value, partials
 from .transform import Transformer
 from .wrapper import deinterleave, interleave

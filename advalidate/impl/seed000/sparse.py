@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.types import Type
+from ...lang.types import Type
 from . import cotangent as ct
 from .cayley import CayleyRuntime, CayleyStage, Collector, Update
 from .staging import log_cost

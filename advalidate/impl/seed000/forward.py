@@ -13,12 +13,12 @@ from typing import Any
 
 import mpmath
 
-from ..lang import core as C
-from ..lang.numeric import DEFAULT_DPS
-from ..lang.program import DEFAULT_BUDGET, Program
-from ..lang.types import Type
-from ..lang.values import check_value, convert, flatten, unflatten
-from .engine import ARRAY_FEATURES, Back, Stage, StageRuntime, _in_domain, value_size
+from ...lang import core as C
+from ...lang.numeric import DEFAULT_DPS
+from ...lang.program import DEFAULT_BUDGET, Program
+from ...lang.types import Type
+from ...lang.values import check_value, convert, flatten, unflatten
+from ..engine import ARRAY_FEATURES, Back, Stage, StageRuntime, _in_domain, value_size
 from .rules import partials, scale
 from .transform import Transformer
 from .wrapper import interleave, primal

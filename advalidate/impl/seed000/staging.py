@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..lang import core as C
+from ...lang import core as C
 from .cotangent import Counter
 from .rules import partials, scale
 from .transform import Transformer

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.types import Type
+from ...lang.types import Type
+from ..engine import Stage, StageRuntime
 from . import cotangent as ct
-from .engine import Stage, StageRuntime
 from .staging import StagedRules, StagingMap
 from .wrapper import deinterleave, interleave
 

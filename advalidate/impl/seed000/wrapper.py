@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, contains_real, is_bool, prune
-from ..lang.values import Inl, real_array
+from ...lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, contains_real, is_bool, prune
+from ...lang.values import Inl, real_array
 
 
 def interleave(v: Any, ty: Type, dual: Callable[[Any], Any], whole_arrays: bool = False) -> Any:

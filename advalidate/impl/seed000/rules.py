@@ -9,7 +9,7 @@ that it is costed apart from the primal program's own operations.
 
 from __future__ import annotations
 
-from ..lang import core as C
+from ...lang import core as C
 
 ONE = "one"
 MINUS_ONE = "minus_one"

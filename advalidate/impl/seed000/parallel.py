@@ -75,13 +75,13 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..lang import core as C
-from ..lang.compile import Budget, ThreadBudget, cells_to_list, list_to_cells, thread_budget
-from ..lang.deep import deep_thread_factory
-from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
-from ..lang.program import DEFAULT_BUDGET, Program
-from ..lang.types import Type
-from .engine import ARRAY_FEATURES, Back
+from ...lang import core as C
+from ...lang.compile import Budget, ThreadBudget, cells_to_list, list_to_cells, thread_budget
+from ...lang.deep import deep_thread_factory
+from ...lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
+from ...lang.program import DEFAULT_BUDGET, Program
+from ...lang.types import Type
+from ..engine import ARRAY_FEATURES, Back
 from .tape import TapeRuntime, TapeStage
 from .transform import Transformer
 from .wrapper import deinterleave, interleave

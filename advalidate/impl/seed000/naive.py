@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..lang import core as C
-from ..lang.errors import BudgetError
-from ..lang.types import Type
+from ...lang import core as C
+from ...lang.errors import BudgetError
+from ...lang.types import Type
+from ..engine import Stage, StageRuntime
 from . import cotangent as ct
-from .engine import Stage, StageRuntime
 from .rules import partials, scale
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
