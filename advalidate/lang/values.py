@@ -78,8 +78,9 @@ def nodes(v: Any) -> Iterator[Any]:
             stack.extend(x.ravel().tolist())
 
 
-def flatten(v: Any) -> list:
-    """The real leaves of a first-order value, left to right."""
+def flatten(v: Any, whole_arrays: bool = False) -> list:
+    """The real leaves of a first-order value, left to right; with `whole_arrays` an array of reals
+    is one leaf (how tensor libraries take it) instead of its elements."""
     out: list = []
     stack = [v]
     while stack:
@@ -89,7 +90,10 @@ def flatten(v: Any) -> list:
         elif isinstance(x, (Inl, Inr)):
             stack.append(x.value)
         elif isinstance(x, np.ndarray):
-            out.extend(real_elements(x))
+            if not whole_arrays:
+                out.extend(real_elements(x))
+            elif x.dtype.kind not in "biu":
+                out.append(x)
         elif isinstance(x, (bool, int)):
             continue
         else:

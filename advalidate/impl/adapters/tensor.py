@@ -34,7 +34,7 @@ import numpy as np
 from ...lang.compile import Budget, Compiler
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
-from ...lang.values import Inl, Inr, check_value
+from ...lang.values import Inl, Inr, check_value, flatten
 from ...lang.xp import XpArrays, convert_xp
 from ..engine import Back, value_size
 from .common import AdapterEngine
@@ -50,18 +50,8 @@ def is_real_leaf(v: Any) -> bool:
 
 
 def real_leaves(v: Any) -> list:
-    """The real leaves of a value, left to right (iterative on long lists)."""
-    out: list = []
-    stack = [v]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (tuple, list)):
-            stack.extend(reversed(x))
-        elif isinstance(x, (Inl, Inr)):
-            stack.append(x.value)
-        elif is_real_leaf(x):
-            out.append(x)
-    return out
+    """The real leaves of a value, left to right, an array of reals being one leaf."""
+    return flatten(v, whole_arrays=True)
 
 
 def replace_leaves(template: Any, leaves: Sequence[Any]) -> Any:
