@@ -25,7 +25,7 @@ from ..lang.deep import run_deep
 from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program, numeric_prims
 from ..lang.types import Type
-from ..lang.values import check_value, convert, nodes
+from ..lang.values import check_value, convert, node_count
 from .seed000.cotangent import Counter
 from .seed000.transform import DualRules, Transformer
 from .seed000.wrapper import primal
@@ -41,7 +41,7 @@ ARRAY_FEATURES = FEATURES | {"arrays"}
 
 def value_size(v: Any) -> int:
     """Leaves plus list cells and sum tags of an external value: the cost of reading it once."""
-    return sum(1 for _ in nodes(v))
+    return node_count(v)
 
 
 class Back:

@@ -64,6 +64,21 @@ def real_array(items: list, shape: tuple[int, ...]) -> np.ndarray:
     return out.reshape(shape)
 
 
+def node_count(v: Any) -> int:
+    """The number of `nodes(v)`, counting an array's elements without visiting them."""
+    n, stack = 0, [v]
+    while stack:
+        x = stack.pop()
+        n += 1
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, (Inl, Inr)):
+            stack.append(x.value)
+        elif isinstance(x, np.ndarray):
+            n += x.size
+    return n
+
+
 def nodes(v: Any) -> Iterator[Any]:
     """Every node of a value (tuples, list cells, sum tags and leaves), in no particular order."""
     stack = [v]
@@ -151,6 +166,8 @@ def convert(v: Any, ty: Type, real: Callable[[Any], Any], internal: bool) -> Any
     if isinstance(ty, Array):
         if not isinstance(prune(ty.elem), Real):
             return v
+        if real is float and isinstance(v, np.ndarray) and v.dtype == np.float64:
+            return v.copy()  # the common case, without a Python call per element
         return real_array([real(x) for x in np.asarray(v).ravel().tolist()], ty.shape)
     if isinstance(ty, Pair):
         return (convert(v[0], ty.left, real, internal), convert(v[1], ty.right, real, internal))
