@@ -39,7 +39,7 @@ from ..lang.errors import AdvError
 from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
 from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
-from ..lang.values import Inl, Inr, check_value, nodes, show_value
+from ..lang.values import Inl, Inr, check_value, nodes, replace_part, show_value
 from . import shrink_arrays as _arrays
 
 Path = tuple[tuple[str, int | None], ...]
@@ -548,19 +548,19 @@ def input_candidates(x: Any) -> Iterator[Any]:
         if isinstance(leaf, list) and leaf:
             n = len(leaf)
             if n > 2:
-                yield _set_value(x, path, leaf[: n // 2])
+                yield replace_part(x, path, leaf[: n // 2])
             for k in range(n - 1, -1, -1):
-                yield _set_value(x, path, leaf[:k] + leaf[k + 1 :])
+                yield replace_part(x, path, leaf[:k] + leaf[k + 1 :])
         elif isinstance(leaf, bool):
             continue
         elif isinstance(leaf, int):
             for v in dict.fromkeys((0, leaf // 2, leaf - 1 if leaf > 0 else leaf + 1)):
                 if abs(v) < abs(leaf):
-                    yield _set_value(x, path, v)
+                    yield replace_part(x, path, v)
         elif isinstance(leaf, float) and real_complexity(leaf) > 0:
             for v in dict.fromkeys((1.0, 0.5, -1.0, 2.0, float(round(leaf)), round(leaf, 1))):
                 if v != leaf and real_complexity(v) < real_complexity(leaf):
-                    yield _set_value(x, path, v)
+                    yield replace_part(x, path, v)
 
 
 def input_type_candidates(m: A.Module, x: Any) -> Iterator[tuple[A.Module, Any]]:
@@ -786,17 +786,6 @@ def _value_slots(v: Any, path: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...
             yield from _value_slots(item, path + (k,))
     elif isinstance(v, (Inl, Inr)):
         yield from _value_slots(v.value, path + (0,))
-
-
-def _set_value(v: Any, path: tuple[int, ...], new: Any) -> Any:
-    if not path:
-        return new
-    k, rest = path[0], path[1:]
-    if isinstance(v, tuple):
-        return tuple(_set_value(item, rest, new) if i == k else item for i, item in enumerate(v))
-    if isinstance(v, list):
-        return [_set_value(item, rest, new) if i == k else item for i, item in enumerate(v)]
-    return type(v)(_set_value(v.value, rest, new))
 
 
 # ---- the reducer ------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import numpy as np
 from ..lang import ast as A
 from ..lang.types import Array as ArrayT
 from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Z, array_type, prune
-from ..lang.values import Inl, Inr
+from ..lang.values import Inl, Inr, replace_part
 
 #: Array forms (nodes with array-specific children); BINDERS also bind index parameters.
 ARRAY_NODES = (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)
@@ -90,16 +90,6 @@ def rebuild(e: A.Expr, f: Callable[[A.Expr], A.Expr]) -> A.Expr:
     return e
 
 
-def _mentions(e: A.Node, name: str) -> bool:
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, A.Var) and x.name == name:
-            return True
-        stack.extend(A.children(x))
-    return False
-
-
 def substitute_binder(
     e: A.Build | A.Gather, name: str, fv: set[str], go: Callable[[A.Expr], A.Expr], capture: type[Exception]
 ) -> A.Expr:
@@ -107,7 +97,7 @@ def substitute_binder(
     parameter of the same name; raises `capture` where a parameter would capture a free variable of rhs."""
     params = set(e.params)
     bound_kids = [e.body] if isinstance(e, A.Build) else list(e.idxs)
-    inside = name not in params and any(_mentions(k, name) for k in bound_kids)
+    inside = name not in params and any(A.mentions(k, name) for k in bound_kids)
     if inside and params & fv:
         raise capture
     if isinstance(e, A.Build):
@@ -297,7 +287,7 @@ def _drop_dimensions(m: A.Module, binder: A.Binder, x: Any) -> Iterator[tuple[A.
             new_ty = array_type(ty.shape[:d] + ty.shape[d + 1 :], ty.elem)
             b2 = _main_binder_of(m2)
             b2.annot = _replace_at_path(b2.annot, vpath, new_ty)
-            value = _set_value(x, vpath, np.ascontiguousarray(np.take(_get_value(x, vpath), 0, axis=d)))
+            value = replace_part(x, vpath, np.ascontiguousarray(np.take(_get_value(x, vpath), 0, axis=d)))
             yield m2, value
 
 
@@ -323,17 +313,6 @@ def _get_value(v: Any, path: tuple[int, ...]) -> Any:
     for k in path:
         v = v[k]
     return v
-
-
-def _set_value(v: Any, path: tuple[int, ...], new: Any) -> Any:
-    if not path:
-        return new
-    k, rest = path[0], path[1:]
-    if isinstance(v, tuple):
-        return tuple(_set_value(item, rest, new) if i == k else item for i, item in enumerate(v))
-    if isinstance(v, list):
-        return [_set_value(item, rest, new) if i == k else item for i, item in enumerate(v)]
-    return type(v)(_set_value(v.value, rest, new))
 
 
 # ---- simpler input arrays ---------------------------------------------------------------------
@@ -372,4 +351,4 @@ def input_candidates(x: Any) -> Iterator[Any]:
             continue
         for b in options:
             if not np.array_equal(b, a) and not (a.dtype.kind == "f" and np.any(b == 0.0)):
-                yield _set_value(x, path, b)
+                yield replace_part(x, path, b)

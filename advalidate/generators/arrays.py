@@ -59,7 +59,6 @@ from .rules import (
     V,
     _call,
     _rlit,
-    _uses,
 )
 
 Env = tuple[V, ...]
@@ -501,7 +500,7 @@ class ArrayGen(Gen):
         inner = env + tuple(V(n, Z, float(max(0, k - 1)), False, True, True) for n, k in zip(names, sh_b))
         try:
             body = self.gen(array_type(rest, R), size - 1, inner)
-            if not any(_uses(body.e, n) for n in names):
+            if not any(A.mentions(body.e, n) for n in names):
                 body = self.gen(array_type(rest, R), size - 1, inner)
         finally:
             self.idx, self.mult = saved

@@ -864,7 +864,7 @@ class Gen:
         rhs = self.gen(st, s1, env)
         name = self.fresh("f" if isinstance(st, Arrow) else "v")
         body = self.gen(ty, s2, env + (V(name, st, rhs.b, rhs.dep, rhs.det, True),), pin)
-        if not _uses(body.e, name) and self.ch.flip(3, 4):
+        if not A.mentions(body.e, name) and self.ch.flip(3, 4):
             return body  # mostly no dead bindings (a few stay: unused values are a case too)
         return G(A.Let(A.PVar(name), rhs.e, body.e), body.b, body.dep, body.det)
 
@@ -1050,7 +1050,7 @@ class Gen:
         call = self.call(fv, doms, max(nargs, s2), env)
         inner = env + (fv, V(rname, rt, fn.b, call.dep, fn.det, True))
         body = self.gen(ty, max(1, s3), inner, pin)
-        if not _uses(body.e, rname):  # use the call's result
+        if not A.mentions(body.e, rname):  # use the call's result
             body = self.gen(ty, max(1, s3), env + (V(rname, rt, fn.b, call.dep, fn.det, True),), pin)
         e = A.Let(A.PVar(fname), fn.e, A.Let(A.PVar(rname), call.e, body.e))
         return G(e, body.b, body.dep, body.det)
@@ -1063,7 +1063,7 @@ class Gen:
         name = self.fresh("y")
         inner = env + (V(name, st, arg.b, arg.dep, True, True),)
         body = self.gen(ty, s2, inner, pin)
-        if not _uses(body.e, name):
+        if not A.mentions(body.e, name):
             body = self.gen(ty, s2, inner, pin)
         lam = A.Lam(A.Binder(A.PVar(name), st), body.e)
         return G(A.App(lam, arg.e), body.b, body.dep or arg.dep, body.det)
@@ -1135,17 +1135,6 @@ class Gen:
 
 def _is_lit(e: A.Expr) -> bool:
     return isinstance(e, A.RealLit) or (isinstance(e, A.Neg) and isinstance(e.arg, A.RealLit))
-
-
-def _uses(e: A.Expr, name: str) -> bool:
-    """Does `name` occur in `e`? (Generated names are unique, so no shadowing to consider.)"""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, A.Var) and x.name == name:
-            return True
-        stack.extend(A.children(x))
-    return False
 
 
 def _identity(e: A.Expr) -> A.Expr:

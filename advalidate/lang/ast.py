@@ -400,6 +400,17 @@ def children(e: Node) -> list[Node]:
     return []
 
 
+def mentions(e: Node, name: str) -> bool:
+    """Whether the variable `name` occurs in `e` (no shadowing check: generated names are unique)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Var) and x.name == name:
+            return True
+        stack.extend(children(x))
+    return False
+
+
 def node_count(e: Node) -> int:
     """Number of expression nodes (the size measure used by the generator and the shrinker)."""
     n, stack = 0, [e]

@@ -116,6 +116,18 @@ def flatten(v: Any, whole_arrays: bool = False) -> list:
     return out
 
 
+def replace_part(v: Any, path: tuple[int, ...], new: Any) -> Any:
+    """`v` with the part at `path` (component indices of tuples and lists, 0 under Inl/Inr) replaced."""
+    if not path:
+        return new
+    k, rest = path[0], path[1:]
+    if isinstance(v, tuple):
+        return tuple(replace_part(item, rest, new) if i == k else item for i, item in enumerate(v))
+    if isinstance(v, list):
+        return [replace_part(item, rest, new) if i == k else item for i, item in enumerate(v)]
+    return type(v)(replace_part(v.value, rest, new))
+
+
 def unflatten(template: Any, reals: list | tuple) -> Any:
     """A value shaped like `template` whose real leaves are `reals`, in `flatten` order."""
     it = iter(reals)

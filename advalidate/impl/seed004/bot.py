@@ -1092,35 +1092,27 @@ class _Bot:
         return out
 
     def _v_Idx(self, e: C.Idx, cx: _Ctx) -> C.CExpr:
-        if e.fill is not None:
-            raise BotUnsupported("an index with a fill value", "an AD stage's node, not source core")
-        p = self.fresh(cx.i)
-        self.ranges[p] = (0, cx.k - 1)
-        binds: list[tuple[str, C.CExpr]] = []
-        comps = self.index_components(list(e.idxs), cx, p, binds)
-        shape = (cx.k, *e.shape)
-        if self.depends(e.arr, cx) or (cx.mask is not None and not _total(e.arr)):
-            # build1 k (\i -> index t ix) ~> gather (k : sh) (build1 k (\i -> t)) (\[i] -> i : ix) (Fig. 11)
-            arr = self.vec(e.arr, cx)
-            out = self.gather(arr, [p], [_var(p, Z), *comps], shape)
-        else:
-            # build1 k (\i -> index x ix) ~> gather (k : sh) x (\[i] -> ix) (Fig. 11, rules 1-2)
-            out = self.gather(e.arr, [p], comps, shape)
-        return _lets(binds, out)
+        return self._v_read(e, [], "an index", cx)
 
     def _v_Gather(self, e: C.Gather, cx: _Ctx) -> C.CExpr:
+        return self._v_read(e, list(e.params), "a gather", cx)
+
+    def _v_read(self, e: C.Idx | C.Gather, params: list[str], what: str, cx: _Ctx) -> C.CExpr:
+        """`index` and `gather` in a build (Fig. 11): a gather with the build's index in front,
+            build1 k (\\i -> index x ix)     ~> gather (k : sh) x (\\[i] -> ix)                (rules 1-2)
+            build1 k (\\i -> gather sh t f)  ~> gather (k : sh) (build1 k (\\i -> t)) (\\(i : is) -> i : f is)
+        an index being a gather of no parameters; the array is vectorised too when it depends on i."""
         if e.fill is not None:
-            raise BotUnsupported("a gather with a fill value", "an AD stage's node, not source core")
+            raise BotUnsupported(f"{what} with a fill value", "an AD stage's node, not source core")
         p = self.fresh(cx.i)
         self.ranges[p] = (0, cx.k - 1)
         binds: list[tuple[str, C.CExpr]] = []
         comps = self.index_components(list(e.idxs), cx, p, binds)
         shape = (cx.k, *e.shape)
         if self.depends(e.arr, cx) or (cx.mask is not None and not _total(e.arr)):
-            # build1 k (\i -> gather sh t f) ~> gather (k : sh) (build1 k (\i -> t)) (\(i : is) -> i : f is)
-            out = self.gather(self.vec(e.arr, cx), [p, *e.params], [_var(p, Z), *comps], shape)
+            out = self.gather(self.vec(e.arr, cx), [p, *params], [_var(p, Z), *comps], shape)
         else:
-            out = self.gather(e.arr, [p, *e.params], comps, shape)
+            out = self.gather(e.arr, [p, *params], comps, shape)
         return _lets(binds, out)
 
     def _v_Scatter(self, e: C.Scatter, cx: _Ctx) -> C.CExpr:
