@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -146,12 +147,63 @@ class Prepared(NamedTuple):
     real: Callable[[Any], Any]
 
 
+class _Compiled:
+    """A translated program compiled once for one (numeric, dps, budget), for stages whose
+    `compile_once` is set: on a small array program, compiling the closures at every `vjp` cost
+    as much as running them. The closures call the primitives of whichever run holds the program
+    (`table`, looked up at each call), so every run still has a fresh runtime and exact counts of
+    its own; a run that finds the program busy (another thread, a nested `vjp`) compiles afresh."""
+
+    def __init__(self, template: StageRuntime, target: C.CExpr, limit: int | None) -> None:
+        self.target, self.limit = target, limit
+        self.table: Mapping[str, Any] = template.prims()  # the compile-time constants (`dconst`) come from it
+        self.lock = threading.Lock()
+        self.budget = template.budget(limit)
+        late = {name: self._late(name, v) for name, v in self.table.items()}
+        self.fn = run_deep(Compiler(late, self.budget).compile_program, target)
+
+    def _late(self, name: str, v: Any) -> Any:
+        if name == "arrays":
+            return _LateArrays(self, v.vectorised)
+        return lambda *args: self.table[name](*args)
+
+    def bind(self, rt: StageRuntime) -> Callable[[Any], Any]:
+        """The program run with `rt`'s primitives and a full budget."""
+
+        def run(x: Any) -> Any:
+            if not self.lock.acquire(blocking=False):
+                return run_deep(Compiler(rt.prims(), rt.budget(self.limit)).compile_program, self.target)(x)
+            try:
+                self.table = rt.prims()
+                self.budget.reset()
+                return self.fn(x)
+            finally:
+                self.lock.release()
+
+        return run
+
+
+class _LateArrays:
+    """The `arrays` runtime of a `_Compiled` program: the current run's, looked up at each use."""
+
+    def __init__(self, owner: _Compiled, vectorised: bool) -> None:
+        self._owner = owner
+        self.vectorised = vectorised  # read by the compiler; the same for every run of a stage
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.table["arrays"], name)
+
+
 class Stage:
     """A reverse-mode engine realising one stage of seed 000."""
 
     name = "abstract"
     section = ""
     supports = FEATURES
+    # Compile the translated program once per (program, numeric, dps, budget) instead of at every
+    # `vjp` (`_Compiled`); a stage sets it when its runtime's per-run state lives only in the
+    # runtime object and its budget is a plain `Budget`.
+    compile_once = False
 
     def rules(self) -> DualRules:
         raise NotImplementedError
@@ -191,13 +243,28 @@ class Stage:
             )
         ops = self.domain(numeric, dps)
         rt = self.runtime(numeric, ops)
-        fn = run_deep(Compiler(rt.prims(), rt.budget(budget)).compile_program, self.target(prog))
+        if self.compile_once:
+            fn = self.compiled(prog, numeric, dps, budget).bind(rt)
+        else:
+            fn = run_deep(Compiler(rt.prims(), rt.budget(budget)).compile_program, self.target(prog))
         return Prepared(ops, rt, fn, float if numeric == "float" else mpmath.mpf)
+
+    def compiled(self, prog: Program, numeric: str, dps: int, budget: int | None) -> _Compiled:
+        """The translated program compiled once for these settings (`compile_once`)."""
+        cache = self.__dict__.setdefault("_compiled", weakref.WeakKeyDictionary())
+        per_prog = cache.setdefault(prog, {})
+        key = (numeric, dps, budget)
+        out = per_prog.get(key)
+        if out is None:
+            template = self.runtime(numeric, self.domain(numeric, dps))
+            out = per_prog[key] = _Compiled(template, self.target(prog), budget)
+        return out
 
     def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
             dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
         ops, rt, fn, real = self.prepare(prog, x, numeric, budget, dps)
         din, dout = prog.input_type, prog.output_type
+        external = external_real(numeric)
 
         def forward() -> tuple[Any, Any, Any]:
             xi = convert(x, din, real, internal=True)
@@ -207,7 +274,7 @@ class Stage:
         xi, yd, yi = _in_domain(numeric, dps, forward)
         primal_ops = ops.ops
         stats = {"primal_ops": primal_ops, "input_size": value_size(x), **rt.extra_stats()}
-        y = convert(yi, dout, lambda v: v, internal=False)
+        y = convert(yi, dout, external, internal=False)
         stats["output_size"] = value_size(y)
 
         def back(dy: Any) -> Any:
@@ -217,7 +284,7 @@ class Stage:
 
             def go() -> Any:
                 dyi = convert(dy, dout, real, internal=True)
-                return convert(rt.reverse(yd, dyi, xi, din, dout), din, lambda v: v, internal=False)
+                return convert(rt.reverse(yd, dyi, xi, din, dout), din, external, internal=False)
 
             dx = _in_domain(numeric, dps, go)
             stats.update(
@@ -230,6 +297,16 @@ class Stage:
 
         stats.update(reverse_cost=0, backprops_created=rt.created, backprop_calls_max=0)
         return y, Back(back, stats, rt)
+
+
+def external_real(numeric: str) -> Callable[[Any], Any]:
+    """What an internal real becomes in an external value: a float (so a float64 array is copied
+    whole rather than element by element) or the mp number itself."""
+    return float if numeric == "float" else _same
+
+
+def _same(v: Any) -> Any:
+    return v
 
 
 def _in_domain(numeric: str, dps: int, fn: Callable[[], Any]) -> Any:

@@ -244,6 +244,7 @@ class DualArraysStage(Stage):
     guarantees = frozenset({"once"})
     # Checks and campaigns run it on array programs only: without arrays it computes what `delta` does.
     requires = frozenset({"arrays"})
+    compile_once = True  # every per-run state is in the runtime (engine `_Compiled`)
 
     def transformer(self) -> Transformer:
         return DualArrayTransformer()
