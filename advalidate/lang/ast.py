@@ -25,6 +25,8 @@ ARRAY_FORMS: tuple[str, ...] = (
     "build1", "build", "gather", "scatter", "scatterMax",
     "sumOuter", "maxOuter", "minOuter", "replicate", "tr", "reshape", "cond", "div", "mod",
 )  # fmt: skip
+# Derivative operators (seed 001): `grad f x`, `vjp f x dy`, `jvp f x dx`, always fully applied.
+DERIV_FORMS: tuple[str, ...] = ("grad", "vjp", "jvp")
 UNARY_REAL: tuple[str, ...] = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 KEYWORDS: tuple[str, ...] = ("let", "letrec", "in", "if", "then", "else", "case", "of", "true", "false", "def", "par")
 ARITH_OPS: tuple[str, ...] = ("+", "-", "*", "/")
@@ -323,9 +325,29 @@ class ArrayPrim(Node):
     ty: Type | None = _meta()
 
 
+@dataclass(slots=True)
+class Deriv(Node):
+    """A first-class derivative operator (seed 001), applied to all its arguments:
+
+    - `grad f x`   f : τ -> R, x : τ; the gradient of f at x, of type τ;
+    - `vjp f x dy` f : τ -> σ, dy : σ; the cotangent dy pulled back to x (type τ);
+    - `jvp f x dx` f : τ -> σ, dx : τ; the tangent dx pushed forward (type σ).
+
+    τ and σ are built from R, () and pairs. `f` may be any expression and may capture variables
+    that an enclosing derivative operator differentiates: their perturbations must stay apart
+    (Siskind & Pearlmutter's perturbation confusion)."""
+
+    op: str  # "grad", "vjp" or "jvp"
+    fn: Expr
+    args: list[Expr]
+    span: Span | None = _meta()
+    ty: Type | None = _meta()
+    fn_ty: Type | None = _meta()  # τ -> σ, set by type inference
+
+
 Expr = (
     Var | Builtin | RealLit | IntLit | BoolLit | UnitLit | PairE | ListLit | Cons | Lam | App
-    | Let | LetRec | If | Case | BinOp | Neg | Par | ArrayLit | Build | Index | Gather | ArrayPrim
+    | Let | LetRec | If | Case | BinOp | Neg | Par | ArrayLit | Build | Index | Gather | ArrayPrim | Deriv
 )  # fmt: skip
 
 
@@ -397,6 +419,8 @@ def children(e: Node) -> list[Node]:
         return [e.arr, *e.idxs]
     if isinstance(e, ArrayPrim):
         return list(e.args)
+    if isinstance(e, Deriv):
+        return [e.fn, *e.args]
     return []
 
 

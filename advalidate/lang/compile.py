@@ -216,7 +216,23 @@ class Compiler:
             return self.op(e, s)
         if isinstance(e, C.ARRAY_NODES):
             return self.array(e, s)
+        if isinstance(e, C.Deriv):
+            return self.deriv(e, s)
         return self.compile_extra(e, s)
+
+    def deriv(self, e: C.Deriv, s: _Scope) -> Code:
+        """A derivative operator calls the namespace's `jvp` / `vjp` (`grad f x` is `vjp f x 1.0`)
+        on the function value: how perturbations are kept apart is the namespace's business."""
+        name = "jvp" if e.op == "jvp" else "vjp"
+        if name not in self.prims:
+            raise NotImplementedError(f"{type(self).__name__}: no derivative operators (`{e.op}` needs `{name}`)")
+        op, dom, cod = self.prims[name], e.dom, e.cod
+        fn, x = self.expr(e.fn, s), self.expr(e.args[0], s)
+        if e.op == "grad":
+            one = self.prims["const"]
+            return lambda f: op(fn(f), x(f), one(1.0), dom, cod)
+        t = self.expr(e.args[1], s)
+        return lambda f: op(fn(f), x(f), t(f), dom, cod)
 
     # ---- arrays (seed 004 §3): the work is the `arrays` runtime's (see `arrays`) ----------------
 

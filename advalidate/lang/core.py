@@ -300,6 +300,19 @@ class AMap(CExpr):
 ARRAY_NODES = (ArrLit, Build1, Idx, Gather, Scatter, ArrOp, Elementwise, AMap)
 
 
+@dataclass(slots=True, eq=False)
+class Deriv(CExpr):
+    """A derivative operator of seed 001 (`ast.Deriv`): `op` is "grad", "vjp" or "jvp", `args` the
+    point and (for vjp / jvp) the cotangent or tangent; `dom` and `cod` are f's τ and σ."""
+
+    op: str
+    fn: CExpr
+    args: list[CExpr]
+    dom: Type
+    cod: Type
+    ty: Type = _t()
+
+
 def subexprs(e: CExpr) -> list[CExpr]:
     """Direct sub-expressions in evaluation order."""
     if isinstance(e, (Lam,)):
@@ -326,6 +339,8 @@ def subexprs(e: CExpr) -> list[CExpr]:
         return list(e.args)
     if isinstance(e, ARRAY_NODES):
         return array_subexprs(e)
+    if isinstance(e, Deriv):
+        return [e.fn, *e.args]
     return []
 
 
@@ -422,6 +437,11 @@ class Desugarer:
             return self._prim("neg" if shape_of(ty)[1] == R else "ineg", [arg], ty)
         if isinstance(e, (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)):
             return self._array(e, env)
+        if isinstance(e, A.Deriv):
+            fn_ty = prune(e.fn_ty)
+            assert isinstance(fn_ty, Arrow)
+            args = [self.expr(a, env) for a in e.args]
+            return Deriv(e.op, self.expr(e.fn, env), args, fn_ty.dom, fn_ty.cod, ty=ty)
         raise AssertionError(f"unknown node {type(e).__name__}")
 
     def _prim(self, op: str, args: list[CExpr], ty: Type) -> CExpr:

@@ -79,6 +79,8 @@ def _p(e: C.CExpr, ind: int) -> str:  # noqa: C901 - one case per construct
         return f"{e.op}({', '.join(_p(a, ind) for a in e.args)})"
     if isinstance(e, C.ARRAY_NODES):
         return _array(e, ind)
+    if isinstance(e, C.Deriv):
+        return " ".join([e.op, *(_atom(a, ind) for a in (e.fn, *e.args))])
     return f"<{type(e).__name__}>"
 
 

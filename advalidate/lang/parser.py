@@ -41,14 +41,16 @@ _ALT_PAIRS = {"inl": "inr", "inr": "inl", "true": "false", "false": "true", "nil
 _ALT_SHOWN = {"inl": "'inl'", "inr": "'inr'", "true": "'true'", "false": "'false'", "nil": "'[]'", "cons": "'::'"}
 _TYPE_NAMES = {"R": T.R, "Z": T.Z, "Bool": T.BOOL}
 _BUILTINS = frozenset(A.BUILTINS)
-_ARRAY_FORMS = frozenset(A.ARRAY_FORMS)
-# The arguments of each array form: "k" an integer literal, "ks" a list of them, "t" an atom,
+_FORMS = frozenset(A.ARRAY_FORMS + A.DERIV_FORMS)
+# The arguments of each form (array forms, derivative operators): "k" an integer literal, "ks" a
+# list of them, "t" an atom,
 # "fn1" `(\\i -> t)`, "fn" `(\\[i1, ...] -> t)`, "ix" `(\\[i1, ...] -> [j1, ...])`.
 _FORM_ARGS: dict[str, tuple[str, ...]] = {
     "build1": ("k", "fn1"), "build": ("ks", "fn"),
     "gather": ("ks", "t", "ix"), "scatter": ("ks", "t", "ix"), "scatterMax": ("ks", "t", "ix"),
     "sumOuter": ("t",), "maxOuter": ("t",), "minOuter": ("t",), "replicate": ("k", "t"),
     "tr": ("ks", "t"), "reshape": ("ks", "t"), "cond": ("t", "t", "t"), "div": ("t", "t"), "mod": ("t", "t"),
+    "grad": ("t", "t"), "vjp": ("t", "t", "t"), "jvp": ("t", "t", "t"),
 }  # fmt: skip
 _FORM_USAGE = {
     "build1": "build1 k (\\i -> t)", "build": "build [k1, ...] (\\[i1, ...] -> t)",
@@ -57,7 +59,7 @@ _FORM_USAGE = {
     "scatterMax": "scatterMax [k1, ...] t (\\[i1, ...] -> [j1, ...])",
     "sumOuter": "sumOuter t", "maxOuter": "maxOuter t", "minOuter": "minOuter t", "replicate": "replicate k t",
     "tr": "tr [p1, ...] t", "reshape": "reshape [k1, ...] t", "cond": "cond c s t", "div": "div a b",
-    "mod": "mod a b",
+    "mod": "mod a b", "grad": "grad f x", "vjp": "vjp f x dy", "jvp": "jvp f x dx",
 }  # fmt: skip
 _KEYWORDS = frozenset(A.KEYWORDS)
 
@@ -224,7 +226,7 @@ class _Parser:
         self.refuse_keyword(tok)
         if tok.kind != "NAME":
             raise self.error(f"expected a name, found {tok.describe()}", tok)
-        if tok.text in _BUILTINS or tok.text in _ARRAY_FORMS:
+        if tok.text in _BUILTINS or tok.text in _FORMS:
             raise self.error(f"'{tok.text}' is a built-in name and is reserved: it cannot be bound", tok)
         return self.advance().text
 
@@ -466,8 +468,8 @@ class _Parser:
         tok = self.peek()
         kind = tok.kind
         if kind == "NAME":
-            if tok.text in _ARRAY_FORMS:
-                return self.nested(self._array_form)
+            if tok.text in _FORMS:
+                return self.nested(self._form)
             self.advance()
             node = A.Builtin if tok.text in _BUILTINS else A.Var
             return node(tok.text, span=tok.span)
@@ -558,8 +560,8 @@ class _Parser:
         self.advance()
         return tok.value
 
-    def _array_form(self) -> A.Expr:
-        """An array form of seed 004 §3.2, e.g. `build [3, 4] (\\[i, j] -> a ! [j, i])`."""
+    def _form(self) -> A.Expr:
+        """An array form of seed 004 §3.2, e.g. `build [3, 4] (\\[i, j] -> a ! [j, i])`, or a derivative operator."""
         head = self.advance()
         name = head.text
         usage = f"'{name}' is used as {_FORM_USAGE[name]}"
@@ -589,6 +591,8 @@ class _Parser:
             return A.Build(shape, params, body, one=name == "build1", span=span)
         if name in ("gather", "scatter", "scatterMax"):
             return A.Gather(name, static, args[0], params, idxs, span=span)
+        if name in A.DERIV_FORMS:
+            return A.Deriv(name, args[0], args[1:], span=span)
         return A.ArrayPrim(name, static, args, span=span)
 
     def _index_function(self, kind: str, usage: str) -> tuple[list[str], A.Expr | None, list[A.Expr]]:

@@ -108,7 +108,7 @@ def _level(e: A.Expr) -> int:
         return _CONS
     if isinstance(e, A.Neg):
         return _UNARY
-    if isinstance(e, (A.App, A.Index, A.Build, A.Gather, A.ArrayPrim)):
+    if isinstance(e, (A.App, A.Index, A.Build, A.Gather, A.ArrayPrim, A.Deriv)):
         return _APP
     return _ATOM
 
@@ -158,6 +158,8 @@ def _simple(e: A.Expr, ind: int, flat: bool) -> str:
         if e.name == "replicate":
             static = [str(e.static[0])]
         return " ".join([e.name, *static, *(_show(a, _ATOM, ind, flat) for a in e.args)])
+    if isinstance(e, A.Deriv):
+        return " ".join([e.op, *(_show(a, _ATOM, ind, flat) for a in (e.fn, *e.args))])
     raise TypeError(f"not an expression: {e!r}")
 
 

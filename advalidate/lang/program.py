@@ -20,6 +20,7 @@ from . import core as C
 from .arrays import OpsArrays, VectorArrays
 from .compile import INT_PRIMS, Budget, Compiler, list_prims
 from .deep import run_deep
+from .nested import TaggedOps
 from .numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from .parser import parse_module
 from .typecheck import typecheck_program
@@ -55,6 +56,11 @@ class Program:
         return A.node_count(self.expr)
 
     @functools.cached_property
+    def uses_derivatives(self) -> bool:
+        """Whether a derivative operator (`grad`, `vjp`, `jvp`; seed 001) occurs in the program."""
+        return any(isinstance(e, A.Deriv) for e in _walk(self.expr))
+
+    @functools.cached_property
     def uses_arrays(self) -> bool:
         """Whether arrays occur in the program's type or in its code (seed 004's language)."""
         if any_part(self.input_type, _is_array) or any_part(self.output_type, _is_array):
@@ -66,6 +72,14 @@ class Program:
                 return True
             stack.extend(C.subexprs(e))
         return False
+
+
+def _walk(e: A.Node) -> Any:
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(A.children(x))
 
 
 def _is_array(t: Type) -> bool:
@@ -91,6 +105,9 @@ def numeric_prims(ops: Any) -> dict[str, Callable]:
     prims: dict[str, Callable] = {name: getattr(ops, name) for name in REAL_OP_NAMES + CMP_OP_NAMES}
     prims["const"] = ops.const
     prims["arrays"] = VectorArrays(ops) if isinstance(ops, ReferenceOps) else OpsArrays(ops)
+    for name in ("jvp", "vjp"):  # derivative operators (seed 001), where the namespace has them
+        if hasattr(ops, name):
+            prims[name] = getattr(ops, name)
     prims.update(INT_PRIMS)
     prims.update(list_prims(ops.add, lambda: ops.const(0.0)))
     return prims
@@ -116,8 +133,10 @@ def run_reference(
     """Evaluate with the reference interpreter, recording op count, branch path and margin."""
     check_value(x, prog.input_type, "input")
     ops: ReferenceOps = reference_ops(numeric, dps)
+    # Derivative operators run on tagged dual numbers over the same (counting) domain.
+    arith = TaggedOps(ops) if prog.uses_derivatives else ops
     # Compiling recurses as deep as the core program nests (a long list literal is a long let chain).
-    fn = run_deep(lambda: Compiler(numeric_prims(ops), Budget(budget)).compile_program(prog.core))
+    fn = run_deep(lambda: Compiler(numeric_prims(arith), Budget(budget)).compile_program(prog.core))
     real = _to_domain(numeric)
 
     def go() -> Any:

@@ -37,6 +37,7 @@ from .types import (
     any_part,
     array_type,
     is_bool,
+    is_diff_type,
     prune,
     resolve,
     show_type,
@@ -365,6 +366,8 @@ class _Checker:
             return self._gather(e, env)
         if isinstance(e, A.ArrayPrim):
             return self._array_prim(e, env)
+        if isinstance(e, A.Deriv):
+            return self._deriv(e, env)
         raise AssertionError(f"unknown node {type(e).__name__}")
 
     # ---- arrays (seed 004 §3.2, Fig. 8) ----
@@ -508,6 +511,44 @@ class _Checker:
             )
         return array_type(e.static, elem)
 
+    # ---- derivative operators (seed 001) ----
+
+    def _deriv(self, e: A.Deriv, env: dict[str, Type]) -> Type:
+        """`grad f x : τ` (f : τ -> R), `vjp f x dy : τ` (dy : σ), `jvp f x dx : σ` (dx : τ)."""
+        dom, cod = _v(), _v()
+        if e.op == "grad":
+            cod = R
+        fn_ty = Arrow(dom, cod)
+        self.expect(e.fn, fn_ty, self.infer(e.fn, env), f"the function given to `{e.op}`")
+        what = {"grad": ("the point",), "vjp": ("the point", "the output cotangent"),
+                "jvp": ("the point", "the input tangent")}[e.op]  # fmt: skip
+        wanted = {"grad": (dom,), "vjp": (dom, cod), "jvp": (dom, dom)}[e.op]
+        for arg, ty, name in zip(e.args, wanted, what, strict=True):
+            self.expect(arg, ty, self.infer(arg, env), f"{name} of `{e.op}`")
+        e.fn_ty = fn_ty
+        return cod if e.op == "jvp" else dom
+
+    def check_derivs(self) -> None:
+        """After inference: derivative operators act between R, () and tuples of them, and (for now)
+        not on arrays: the nested-AD reference perturbs scalars."""
+        derivs = [n for n in self.nodes if isinstance(n, A.Deriv)]
+        if not derivs:
+            return
+        for n in derivs:
+            assert isinstance(n.fn_ty, Arrow)
+            for part, what in ((n.fn_ty.dom, "input"), (n.fn_ty.cod, "output")):
+                if not is_diff_type(part):
+                    raise self.fail(
+                        n,
+                        f"`{n.op}` differentiates functions between R, () and tuples of them, but this function's "
+                        f"{what} type is {_describe(part)}",
+                    )
+        arrays = (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)
+        for n in self.nodes:
+            if isinstance(n, arrays) or isinstance(prune(n.ty), Array):
+                raise self.fail(n, f"derivative operators (`{derivs[0].op}` here and elsewhere) and arrays cannot be "
+                                   "combined in one program yet")  # fmt: skip
+
     def _app(self, e: A.App, env: dict[str, Type]) -> Type:
         if isinstance(e.fn, A.Builtin) and e.fn.name == "real":
             # `real` is Z -> R, and element-wise Array sh Z -> Array sh R
@@ -605,7 +646,7 @@ class _Checker:
             n.ty = _resolve_shared(n.ty, memo)
             if isinstance(n, A.BinOp):
                 n.operand_ty = _resolve_shared(n.operand_ty, memo)
-            if isinstance(n, A.LetRec):
+            if isinstance(n, (A.LetRec, A.Deriv)):
                 n.fn_ty = _resolve_shared(n.fn_ty, memo)
             _resolve_patterns(n, memo)
 
@@ -673,6 +714,7 @@ def typecheck_program(expr: A.Expr, source: str | None = None) -> tuple[Type, Ty
                 "e.g. `\\(x : R) -> ...` or `def main (x : R) : R = ...`",
             )
     checker.finish()
+    checker.check_derivs()
     dom, cod = resolve(t.dom), resolve(t.cod)
     for part, what in ((dom, "input"), (cod, "output")):
         if not is_first_order(part):

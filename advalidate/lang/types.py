@@ -172,6 +172,15 @@ def is_first_order(t: Type) -> bool:
     return not any_part(t, lambda p: isinstance(p, Arrow))
 
 
+def is_diff_type(t: Type) -> bool:
+    """A type the derivative operators differentiate over: R, () and pairs of them (seed 001's
+    "aggregate values as scaffolding for the vector of reals at their fringe"), after inference."""
+    t = prune(t)
+    if isinstance(t, Pair):
+        return is_diff_type(t.left) and is_diff_type(t.right)
+    return isinstance(t, (Real, Unit))
+
+
 def contains_real(t: Type) -> bool:
     return any_part(t, lambda p: isinstance(p, Real))
 

@@ -10,7 +10,8 @@ Arrays (seed 004 §3) need nothing special here: their reals are leaves of `flat
 inputs, cotangents, directions and gradients are flat vectors of elements as for any other value,
 and every comparison is made element by element on those lists (never with `==` on ndarrays). A
 program that uses arrays has the feature "arrays": an engine whose `supports` lacks it is declined
-with that reason before it runs; an engine without `supports` (a plug-in) is tried.
+with that reason before it runs; an engine without `supports` (a plug-in) is tried. Derivative
+operators inside a program (seed 001) are the feature "nested", handled the same way.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ..lang.types import List, Sum, any_part, is_bool, prune
 from ..lang.values import Inl, Inr, check_value, flatten, unflatten
 from . import tolerance as T
 
-FEATURES_CHECKED = ("lists", "sums", "recursion", "par", "arrays")
+FEATURES_CHECKED = ("lists", "sums", "recursion", "par", "arrays", "nested")
 
 
 @dataclass
@@ -99,6 +100,8 @@ def program_features(prog: Program) -> set[str]:
     out: set[str] = set()
     if prog.uses_arrays:
         out.add("arrays")
+    if prog.uses_derivatives:
+        out.add("nested")  # derivative operators inside the program (seed 001)
     for ty in (prog.input_type, prog.output_type):
         if any_part(ty, lambda t: isinstance(prune(t), List)):
             out.add("lists")

@@ -1,0 +1,251 @@
+"""The reference semantics of the derivative operators (seed 001): nested forward mode with tags.
+
+`grad`, `vjp` and `jvp` may be used anywhere, also inside a function that is itself being
+differentiated, and a function may capture a variable that an enclosing operator perturbs. That is
+where *perturbation confusion* lives (Siskind & Pearlmutter 2005, cited by seed 001 §7): in
+
+    grad (\\x -> x * grad (\\y -> x + y) 1.0) 1.0
+
+the inner derivative must treat `x` as a constant, so the answer is 1; an implementation that
+cannot tell the outer perturbation of `x` from the inner one of `y` gives 2.
+
+Here every `jvp` draws a fresh *tag* ε, larger than every tag alive, and perturbs its input by
+ε·dx. A real is either a plain number or a `Dual(tag, primal, tangent)` whose components only
+carry smaller tags, so nested perturbations form a tower ordered by tag. An operation works at the
+largest tag of its arguments (an argument without it is a constant there) and recurses into the
+components with the same operations, so derivatives of derivatives come out exact. When `f`
+returns, the tangent at ε is read off and ε disappears: a perturbation never leaks out of the
+operator that made it. `vjp` (and `grad`, which is `vjp` at cotangent 1) is computed by one tagged
+`jvp` per input real: the reference trades speed for obvious correctness; the engines are what is
+being tested, and they are measured elsewhere.
+
+The operators' types are built from R, () and pairs (`types.is_diff_type`), so a value of such a
+type is a tree of pairs with reals at its leaves: the vector of reals at its fringe (seed 001 §3).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from .types import Pair, Real, Type, prune
+
+_tags = itertools.count(1)
+
+
+class Dual:
+    """`primal + tangent·ε_tag`; the components only carry tags smaller than `tag`."""
+
+    __slots__ = ("tag", "p", "d")
+
+    def __init__(self, tag: int, p: Any, d: Any) -> None:
+        self.tag, self.p, self.d = tag, p, d
+
+    def __repr__(self) -> str:
+        return f"Dual({self.tag}, {self.p!r}, {self.d!r})"
+
+
+def _top(a: Any, b: Any) -> int:
+    ta = a.tag if type(a) is Dual else 0
+    tb = b.tag if type(b) is Dual else 0
+    return ta if ta > tb else tb
+
+
+def _split(a: Any, tag: int) -> tuple[Any, Any]:
+    """(primal, tangent) of `a` at `tag`; the tangent is None where `a` does not depend on ε_tag."""
+    if type(a) is Dual and a.tag == tag:
+        return a.p, a.d
+    return a, None
+
+
+def base_value(a: Any) -> Any:
+    """The number under every perturbation (what comparisons compare)."""
+    while type(a) is Dual:
+        a = a.p
+    return a
+
+
+class TaggedOps:
+    """An `ops` namespace over tagged dual numbers whose plain numbers are `base`'s: every scalar
+    operation, the derivative arithmetic included, is one of `base`'s and counted there."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __getattr__(self, name: str) -> Any:  # bookkeeping (ops, path, min_margin, dps, ...) is the base's
+        return getattr(self.base, name)
+
+    # ---- constants and comparisons ----
+    def const(self, r: Any) -> Any:
+        return self.base.const(r)
+
+    def real(self, n: int) -> Any:
+        return self.base.real(n)
+
+    def lt(self, a: Any, b: Any) -> bool:
+        return self.base.lt(base_value(a), base_value(b))
+
+    def le(self, a: Any, b: Any) -> bool:
+        return self.base.le(base_value(a), base_value(b))
+
+    def gt(self, a: Any, b: Any) -> bool:
+        return self.base.gt(base_value(a), base_value(b))
+
+    def ge(self, a: Any, b: Any) -> bool:
+        return self.base.ge(base_value(a), base_value(b))
+
+    # ---- arithmetic: the primal at the top tag, the tangent by the chain rule ----
+    def _sum(self, x: Any, y: Any) -> Any:
+        """x + y where either may be None (no tangent)."""
+        if x is None:
+            return y
+        if y is None:
+            return x
+        return self.add(x, y)
+
+    def add(self, a: Any, b: Any) -> Any:
+        t = _top(a, b)
+        if not t:
+            return self.base.add(a, b)
+        (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
+        return Dual(t, self.add(ap, bp), self._sum(ad, bd))
+
+    def sub(self, a: Any, b: Any) -> Any:
+        t = _top(a, b)
+        if not t:
+            return self.base.sub(a, b)
+        (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
+        d = ad if bd is None else (self.neg(bd) if ad is None else self.sub(ad, bd))
+        return Dual(t, self.sub(ap, bp), d)
+
+    def mul(self, a: Any, b: Any) -> Any:
+        t = _top(a, b)
+        if not t:
+            return self.base.mul(a, b)
+        (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
+        da = None if ad is None else self.mul(ad, bp)
+        db = None if bd is None else self.mul(ap, bd)
+        return Dual(t, self.mul(ap, bp), self._sum(da, db))
+
+    def div(self, a: Any, b: Any) -> Any:
+        t = _top(a, b)
+        if not t:
+            return self.base.div(a, b)
+        (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
+        y = self.div(ap, bp)
+        # d(a/b) = (da - y·db) / b
+        num = ad if bd is None else (self.neg(self.mul(y, bd)) if ad is None else self.sub(ad, self.mul(y, bd)))
+        return Dual(t, y, self.div(num, bp))
+
+    def neg(self, a: Any) -> Any:
+        if type(a) is not Dual:
+            return self.base.neg(a)
+        return Dual(a.tag, self.neg(a.p), self.neg(a.d))
+
+    def _chain(self, a: Any, f: Callable[[Any], Any], df: Callable[[Any, Any], Any], name: str) -> Any:
+        """f(a) with tangent da · f'(a); `df(p, y)` is f' at the primal p with y = f(p)."""
+        if type(a) is not Dual:
+            return getattr(self.base, name)(a)
+        y = f(a.p)
+        return Dual(a.tag, y, self.mul(a.d, df(a.p, y)))
+
+    def sin(self, a: Any) -> Any:
+        return self._chain(a, self.sin, lambda p, y: self.cos(p), "sin")
+
+    def cos(self, a: Any) -> Any:
+        return self._chain(a, self.cos, lambda p, y: self.neg(self.sin(p)), "cos")
+
+    def tan(self, a: Any) -> Any:
+        return self._chain(a, self.tan, lambda p, y: self.add(self.const(1.0), self.mul(y, y)), "tan")
+
+    def exp(self, a: Any) -> Any:
+        return self._chain(a, self.exp, lambda p, y: y, "exp")
+
+    def log(self, a: Any) -> Any:
+        return self._chain(a, self.log, lambda p, y: self.div(self.const(1.0), p), "log")
+
+    def sqrt(self, a: Any) -> Any:
+        return self._chain(a, self.sqrt, lambda p, y: self.div(self.const(0.5), y), "sqrt")
+
+    def tanh(self, a: Any) -> Any:
+        return self._chain(a, self.tanh, lambda p, y: self.sub(self.const(1.0), self.mul(y, y)), "tanh")
+
+    def atan(self, a: Any) -> Any:
+        def datan(p: Any, y: Any) -> Any:
+            return self.div(self.const(1.0), self.add(self.const(1.0), self.mul(p, p)))
+
+        return self._chain(a, self.atan, datan, "atan")
+
+    # ---- the derivative operators ----
+    def jvp(self, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
+        """The tangent of `f` at `x` along `dx`, under a tag no other perturbation carries."""
+        tag = next(_tags)
+        leaves = iter(_leaves(dx, dom))
+        y = f(_map_leaves(x, dom, lambda r: Dual(tag, r, next(leaves))))
+        return _map_leaves(y, cod, lambda r: self._zero_if_none(self._tangent(r, tag)))
+
+    def vjp(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
+        """The cotangent `dy` pulled back to `x`: one tagged jvp per real of `x` (a Jacobian column
+        each), dotted with `dy` in this namespace's arithmetic, so outer perturbations of `x`, of
+        `dy` and of what `f` captures all flow through."""
+        weights = _leaves(dy, cod)
+        n = len(_leaves(x, dom))
+        grads = []
+        for k in range(n):
+            tag = next(_tags)
+            xk = _map_leaves(x, dom, _perturb_one(k, tag, self.base.number(1.0)))
+            column = [self._tangent(r, tag) for r in _leaves(f(xk), cod)]
+            acc: Any = None
+            for w, c in zip(weights, column, strict=True):
+                if c is not None:
+                    acc = self._sum(acc, self.mul(w, c))
+            grads.append(self._zero_if_none(acc))
+        it = iter(grads)
+        return _map_leaves(x, dom, lambda r: next(it))
+
+    def _tangent(self, v: Any, tag: int) -> Any:
+        """The coefficient of ε_tag in `v` (None when `v` does not depend on it)."""
+        if type(v) is not Dual or v.tag < tag:
+            return None
+        if v.tag == tag:
+            return v.d
+        p, d = self._tangent(v.p, tag), self._tangent(v.d, tag)
+        if p is None and d is None:
+            return None
+        return Dual(v.tag, self._zero_if_none(p), self._zero_if_none(d))
+
+    def _zero_if_none(self, v: Any) -> Any:
+        return self.base.number(0.0) if v is None else v
+
+
+def _perturb_one(k: int, tag: int, one: Any) -> Callable[[Any], Any]:
+    """A leaf map that makes the k-th real `r + 1·ε_tag` and leaves the others alone."""
+    pos = itertools.count()
+    return lambda r: Dual(tag, r, one) if next(pos) == k else r
+
+
+def _leaves(v: Any, ty: Type) -> list[Any]:
+    """The reals of a value of a differentiable type, left to right."""
+    out: list[Any] = []
+    stack = [(v, ty)]
+    while stack:
+        v, t = stack.pop()
+        t = prune(t)
+        if isinstance(t, Pair):
+            stack.append((v[1], t.right))
+            stack.append((v[0], t.left))
+        elif isinstance(t, Real):
+            out.append(v)
+    return out
+
+
+def _map_leaves(v: Any, ty: Type, fn: Callable[[Any], Any]) -> Any:
+    """`v` with each real leaf replaced by `fn(leaf)`, left to right (`()` stays)."""
+    t = prune(ty)
+    if isinstance(t, Pair):
+        left = _map_leaves(v[0], t.left, fn)
+        return (left, _map_leaves(v[1], t.right, fn))
+    if isinstance(t, Real):
+        return fn(v)
+    return v
