@@ -216,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"advalidate: evaluation failed: {exc}", file=sys.stderr)
     except AdvError as exc:
         print(f"advalidate: {exc}", file=sys.stderr)
+    except NotImplementedError as exc:  # an engine declines the program (a feature its stage lacks)
+        print(f"advalidate: not supported: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
         print("advalidate: interrupted", file=sys.stderr)
         return 130

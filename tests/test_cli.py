@@ -215,3 +215,9 @@ def test_real_command_line_exit_status_2(argv, first_line):
     done = _subprocess(*argv)
     assert (done.returncode, done.stdout) == (2, "")
     assert one_message(done.stderr)[0].startswith(first_line)
+
+
+def test_an_engine_that_declines_the_program_is_exit_2_without_traceback(capsys):
+    assert main(["grad", "--engine", "naive", "examples/arrays/dot.adv"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("advalidate: not supported: stage `naive`") and "Traceback" not in err
