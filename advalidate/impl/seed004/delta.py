@@ -5,7 +5,9 @@ as a data structure. §2.3 gives `Zero`, `Input`, `Add`, `Scale` and `Share` (a 
 every term that may be shared; Invariant 1: IDs inside a `Share i d` are smaller than i). §4.2 and
 Fig. 12/14 add one constructor per linear array operation — `Index`, `Gather`, `Scatter`,
 `SumOuter`, `Replicate`, `Tr`, `Reshape` — and `Build1` (a Delta per element, the Delta explosion
-of §4.3); `Scale` multiplies element-wise when its factor is an array.
+of §4.3); `Scale` multiplies element-wise when its factor is an array. `Contract` is the
+derivative of a contraction the `bot` stage runs in one piece (`contract.py`): `SumOuter (Tr
+(Scale y (Replicate .. d)))` without the product-sized arrays.
 
 `Deltas` makes them (counting every constructor: `delta_nodes`) and `reverse_pass` is the
 evaluator of Fig. 5 / Fig. 17: it interprets a term transposed, stopping at `Share` nodes and
@@ -114,6 +116,17 @@ class Reshape(Delta):
 
     def __init__(self, d: Delta, src: tuple) -> None:
         self.d, self.src = d, src
+
+
+class Contract(Delta):
+    """`contract d other`: d contracted with the fixed array `other` (`contract.Contraction`; d is
+    the left operand when `left`), the derivative of a contraction of the bot's output with
+    respect to one operand."""
+
+    __slots__ = ("d", "other", "spec", "left")
+
+    def __init__(self, d: Delta, other: Any, spec: Any, left: bool) -> None:
+        self.d, self.other, self.spec, self.left = d, other, spec, left
 
 
 class Build1(Delta):
@@ -240,6 +253,11 @@ def _eval(c: Any, d: Delta, pending: list, grads: list, cost: Cost, zero_like: A
         elif t is Reshape:
             cost.units += _size(c)
             stack.append((np.reshape(c, d.src) if d.src else np.reshape(c, ()).item(), d.d))
+        elif t is Contract:
+            cost.units += d.spec.product  # one multiply-add per element of the unfused product
+            spec = d.spec
+            c = spec.transpose_left(c, d.other) if d.left else spec.transpose_right(c, d.other)
+            stack.append((c, d.d))
         elif t is Build1:
             for k in range(len(d.ds) - 1, -1, -1):
                 stack.append((_item(c[k]), d.ds[k]))

@@ -29,10 +29,12 @@ import numpy as np
 from ...lang import core as C
 from ...lang.arrays import VectorArrays, py
 from ...lang.deep import run_deep
+from ...lang.errors import DomainError
 from ...lang.program import Program
 from ..engine import ARRAY_FEATURES, Stage
 from ..seed000.transform import Transformer
 from . import delta as D
+from .contract import Contraction, contraction
 from .runtime import DeltaRuntime
 from .scalar import DeltaRules
 
@@ -48,10 +50,13 @@ class NonDiffRules:
 
 
 class DualArrayTransformer(Transformer):
-    """Seed 000's homomorphic translation with §6.3's rules for the array operations."""
+    """Seed 000's homomorphic translation with §6.3's rules for the array operations; with
+    `contract`, a `sumOuter` of a product of replicated / transposed arrays (what the bot makes of
+    a matrix product) becomes one contraction and its Delta two `Contract` nodes (`contract.py`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, contract: bool = False) -> None:
         super().__init__(DeltaRules())
+        self.contract = contract
         self.nondiff = Transformer(NonDiffRules())
         self.nondiff._ids = self._ids  # one supply of fresh names
 
@@ -85,6 +90,10 @@ class DualArrayTransformer(Transformer):
             js = self.index_arrays(e.params, e.idxs, e.src)
             return C.Op("dscatter", [C.Const(e.combine), C.Const(e.src), C.Const(e.shape), x(e.arr), *js])
         assert isinstance(e, C.ArrOp), type(e).__name__
+        found = contraction(e) if self.contract else None
+        if found is not None:
+            left, right, spec = found
+            return C.Op("dcontract", [C.Const(spec), x(left), x(right)])
         args = [x(a) for a in e.args]
         if e.op == "cond":
             return C.Op("dcond", args)
@@ -114,7 +123,7 @@ class DualArraysRuntime(DeltaRuntime):
     def stage_prims(self) -> dict:
         table = super().stage_prims()
         table["dNone"] = lambda: D.ZERO
-        for name in ("dstack", "dindex", "dgather", "dscatter", "dcond"):
+        for name in ("dstack", "dindex", "dgather", "dscatter", "dcond", "dcontract"):
             table[name] = getattr(self, name)
         for name in ("sumOuter", "maxOuter", "minOuter", "replicate", "tr", "reshape"):
             table["d" + name] = getattr(self, "d_" + name)
@@ -172,6 +181,21 @@ class DualArraysRuntime(DeltaRuntime):
         if left is D.ZERO or right is D.ZERO:
             return y, self.deltas.share(left if right is D.ZERO else right)
         return y, self.deltas.share(make(D.Add, left, right))
+
+    def dcontract(self, spec: Contraction, p: tuple, q: tuple) -> tuple:
+        """A contraction and its Delta `Share (Add (Contract dx y) (Contract dy x))`, counted as the
+        unfused product and `sumOuter` it stands for."""
+        (x, dx), (y, dy) = p, q
+        self.arrays.count(spec.product + spec.adds)
+        out = spec.apply(x, y)
+        if not self.arrays.mp and not np.all(np.isfinite(out)):
+            raise DomainError("a sumOuter of a product gave a non-finite result")
+        make = self.deltas.make
+        left = make(D.Contract, dx, y, spec, True) if dx is not D.ZERO else D.ZERO
+        right = make(D.Contract, dy, x, spec, False) if dy is not D.ZERO else D.ZERO
+        if left is D.ZERO or right is D.ZERO:
+            return out, self.deltas.share(left if right is D.ZERO else right)
+        return out, self.deltas.share(make(D.Add, left, right))
 
     def d_sumOuter(self, static: tuple, p: tuple) -> tuple:
         x, d = p
@@ -258,6 +282,9 @@ class BotStage(DualArraysStage):
 
     name = "bot"
     section = "seed 004 §5-6"
+
+    def transformer(self) -> Transformer:
+        return DualArrayTransformer(contract=True)
 
     def target(self, prog: Program) -> C.CExpr:
         from .bot import bulk_operation_transform

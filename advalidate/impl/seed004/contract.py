@@ -1,0 +1,124 @@
+"""Contractions: a `sumOuter` of an element-wise product of replicated / transposed arrays, run as
+one (batched) matrix product instead of materialising the product.
+
+The bot (seed 004 §5, Fig. 9) turns a matrix product `build [n, n] (\\[i, j] -> sumOuter (build1 n
+(\\p -> a ! [i, p] * b ! [p, j])))` into
+
+    sumOuter (tr [2, 0, 1] (tr [1, 0, 2] (replicate n a) * replicate n (gather .. b ..)))
+
+whose product has n³ elements, and so has its cotangent in the §6 reverse pass. Read as index
+notation the same term is a contraction, `c[i, j] = Σ_p a[i, p] · b'[j, p]`: every axis of the
+product is an axis of one or both operands (a replicate adds an axis neither operand has; `tr`
+only renames axes), and the summed axis is one both operands have. `contraction` recognises such
+a term and `contract` evaluates it with `numpy.matmul` over the operands themselves. The linear
+maps of its derivative, `d ↦ contract(d, y)` and `d ↦ contract(x, d)`, are contractions of the same
+kind, and so are their transposes (§6.4), so the reverse pass stays free of the n³ arrays too.
+
+Counts stay those of the unfused term: one multiplication per element of the product and one
+addition per summed element (what `VectorArrays` counts for the `*` and the `sumOuter`), so
+`primal_elem_ops` and the count-based complexity claims do not change; a transposed contraction
+costs one multiply-add per element of the product in the reverse pass. A matrix product sums in
+its own order, so the primal may differ from the reference interpreter's left-to-right sum by a
+rounding (reassociation) error.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...lang import core as C
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """`out[so] = Σ x[sx] · y[sy]` over the letters not in `so` (einsum notation); `dims` gives
+    every letter's length. `product` is the number of elements of the unfused product (its
+    multiplications) and `adds` the additions of the unfused `sumOuter`."""
+
+    sx: str
+    sy: str
+    so: str
+    dims: tuple[tuple[str, int], ...]
+    product: int
+    adds: int
+
+    def __repr__(self) -> str:  # as `advalidate show` prints it: einsum notation
+        return repr(f"{self.sx},{self.sy}->{self.so}")
+
+    def apply(self, x: Any, y: Any) -> Any:
+        return contract(x, self.sx, y, self.sy, self.so, dict(self.dims))
+
+    def transpose_left(self, c: Any, y: Any) -> Any:
+        """The cotangent of x for the cotangent `c` of the result (the transpose of d ↦ contract(d, y))."""
+        return contract(c, self.so, y, self.sy, self.sx, dict(self.dims))
+
+    def transpose_right(self, c: Any, x: Any) -> Any:
+        """The cotangent of y for the cotangent `c` of the result."""
+        return contract(c, self.so, x, self.sx, self.sy, dict(self.dims))
+
+
+def contraction(e: C.CExpr) -> tuple[C.CExpr, C.CExpr, Contraction] | None:
+    """`(x, y, spec)` when `e` is `sumOuter ([tr p] (X * Y))` with X and Y chains of `replicate` /
+    `tr` over x and y, the summed axis an axis of both and every other axis of the product an axis
+    of at least one of them; None otherwise."""
+    if not (isinstance(e, C.ArrOp) and e.op == "sumOuter" and e.elem == "R" and e.fold_fn is None):
+        return None
+    a, perm = e.args[0], None
+    if isinstance(a, C.ArrOp) and a.op == "tr" and a.fold_fn is None:
+        a, perm = a.args[0], tuple(a.static)
+    if not (isinstance(a, C.Elementwise) and a.op == "mul" and len(a.shape) <= len(string.ascii_letters)):
+        return None
+    shape = a.shape
+    perm = perm or tuple(range(len(shape)))
+    (x, mx), (y, my) = _view(a.args[0], len(shape)), _view(a.args[1], len(shape))
+    summed = perm[0]
+    if mx[summed] is None or my[summed] is None or any(mx[p] is None and my[p] is None for p in perm[1:]):
+        return None
+    letters = string.ascii_letters[: len(shape)]
+    sx, sy = _subscripts(mx, letters), _subscripts(my, letters)
+    so = "".join(letters[p] for p in perm[1:])
+    out = math.prod(shape[p] for p in perm[1:])
+    spec = Contraction(sx, sy, so, tuple(zip(letters, shape)), math.prod(shape), out * (shape[summed] - 1))
+    return x, y, spec
+
+
+def _view(t: C.CExpr, rank: int) -> tuple[C.CExpr, list[int | None]]:
+    """The array under a chain of `replicate` / `tr`, and for every axis of `t` the axis of that
+    array it reads (None: an axis a replicate added)."""
+    axes: list[int | None] = list(range(rank))
+    while isinstance(t, C.ArrOp) and t.fold_fn is None and t.op in ("replicate", "tr"):
+        if t.op == "replicate":  # axis 0 is new, axis d is axis d - 1 of the argument
+            axes = [None if d is None or d == 0 else d - 1 for d in axes]
+        else:  # axis d of `tr perm u` is axis perm[d] of u
+            axes = [None if d is None else t.static[d] for d in axes]
+        t = t.args[0]
+    return t, axes
+
+
+def _subscripts(axes: list[int | None], letters: str) -> str:
+    """An operand's subscripts: the product's letter for each of its own axes, in order."""
+    own = {d: letters[p] for p, d in enumerate(axes) if d is not None}
+    return "".join(own[d] for d in range(len(own)))
+
+
+def contract(x: Any, sx: str, y: Any, sy: str, so: str, dims: dict[str, int]) -> Any:
+    """`einsum(f"{sx},{sy}->{so}", x, y)` as one batched `numpy.matmul` (BLAS for float64): every
+    letter of `so` is in `sx` or `sy` and every summed letter is in both."""
+    batch = [c for c in so if c in sx and c in sy]
+    left = [c for c in so if c in sx and c not in sy]
+    right = [c for c in so if c in sy and c not in sx]
+    summed = [c for c in sx if c in sy and c not in so]
+    size = lambda cs: math.prod(dims[c] for c in cs)  # noqa: E731
+    xm = np.transpose(x, [sx.index(c) for c in batch + left + summed])
+    ym = np.transpose(y, [sy.index(c) for c in batch + summed + right])
+    xm = xm.reshape(size(batch), size(left), size(summed))
+    ym = ym.reshape(size(batch), size(summed), size(right))
+    order = batch + left + right
+    out = np.matmul(xm, ym).reshape([dims[c] for c in order])
+    out = np.transpose(out, [order.index(c) for c in so])
+    return out if so else out.item()
