@@ -178,39 +178,43 @@ class TaggedOps:
         return self._chain(a, self.atan, datan, "atan")
 
     # ---- the derivative operators ----
+    def fresh_tag(self) -> int:
+        """A tag larger than every tag alive: what keeps nested perturbations apart."""
+        return next(_tags)
+
     def jvp(self, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
         """The tangent of `f` at `x` along `dx`, under a tag no other perturbation carries."""
-        tag = next(_tags)
-        leaves = iter(_leaves(dx, dom))
-        y = f(_map_leaves(x, dom, lambda r: Dual(tag, r, next(leaves))))
-        return _map_leaves(y, cod, lambda r: self._zero_if_none(self._tangent(r, tag)))
+        tag = self.fresh_tag()
+        tangents = iter(leaves(dx, dom))
+        y = f(map_leaves(x, dom, lambda r: Dual(tag, r, next(tangents))))
+        return map_leaves(y, cod, lambda r: self._zero_if_none(self.tangent(r, tag)))
 
     def vjp(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
         """The cotangent `dy` pulled back to `x`: one tagged jvp per real of `x` (a Jacobian column
         each), dotted with `dy` in this namespace's arithmetic, so outer perturbations of `x`, of
         `dy` and of what `f` captures all flow through."""
-        weights = _leaves(dy, cod)
-        n = len(_leaves(x, dom))
+        weights = leaves(dy, cod)
+        n = len(leaves(x, dom))
         grads = []
         for k in range(n):
-            tag = next(_tags)
-            xk = _map_leaves(x, dom, _perturb_one(k, tag, self.base.number(1.0)))
-            column = [self._tangent(r, tag) for r in _leaves(f(xk), cod)]
+            tag = self.fresh_tag()
+            xk = map_leaves(x, dom, _perturb_one(k, tag, self.base.number(1.0)))
+            column = [self.tangent(r, tag) for r in leaves(f(xk), cod)]
             acc: Any = None
             for w, c in zip(weights, column, strict=True):
                 if c is not None:
                     acc = self._sum(acc, self.mul(w, c))
             grads.append(self._zero_if_none(acc))
         it = iter(grads)
-        return _map_leaves(x, dom, lambda r: next(it))
+        return map_leaves(x, dom, lambda r: next(it))
 
-    def _tangent(self, v: Any, tag: int) -> Any:
+    def tangent(self, v: Any, tag: int) -> Any:
         """The coefficient of ε_tag in `v` (None when `v` does not depend on it)."""
         if type(v) is not Dual or v.tag < tag:
             return None
         if v.tag == tag:
             return v.d
-        p, d = self._tangent(v.p, tag), self._tangent(v.d, tag)
+        p, d = self.tangent(v.p, tag), self.tangent(v.d, tag)
         if p is None and d is None:
             return None
         return Dual(v.tag, self._zero_if_none(p), self._zero_if_none(d))
@@ -225,7 +229,7 @@ def _perturb_one(k: int, tag: int, one: Any) -> Callable[[Any], Any]:
     return lambda r: Dual(tag, r, one) if next(pos) == k else r
 
 
-def _leaves(v: Any, ty: Type) -> list[Any]:
+def leaves(v: Any, ty: Type) -> list[Any]:
     """The reals of a value of a differentiable type, left to right."""
     out: list[Any] = []
     stack = [(v, ty)]
@@ -240,12 +244,12 @@ def _leaves(v: Any, ty: Type) -> list[Any]:
     return out
 
 
-def _map_leaves(v: Any, ty: Type, fn: Callable[[Any], Any]) -> Any:
+def map_leaves(v: Any, ty: Type, fn: Callable[[Any], Any]) -> Any:
     """`v` with each real leaf replaced by `fn(leaf)`, left to right (`()` stays)."""
     t = prune(ty)
     if isinstance(t, Pair):
-        left = _map_leaves(v[0], t.left, fn)
-        return (left, _map_leaves(v[1], t.right, fn))
+        left = map_leaves(v[0], t.left, fn)
+        return (left, map_leaves(v[1], t.right, fn))
     if isinstance(t, Real):
         return fn(v)
     return v
