@@ -9,22 +9,17 @@ from test_seed004 import FAMILIES, _random_input, _tape_gradient, gradient
 
 import advalidate as adv
 from advalidate.impl.seed004.bot import bulk_operation_transform
+from advalidate.impl.seed004.compiled import CompiledStage
 from advalidate.impl.seed004.contract import contract, contraction
 from advalidate.impl.seed004.dualarrays import BotStage
 from advalidate.lang import core as C
 from advalidate.lang.deep import run_deep
+from advalidate.lang.program import run_reference
 
 
 def _contractions(src: str) -> list:
     core = run_deep(bulk_operation_transform, adv.parse(src).core)
-    found, stack = [], [core]
-    while stack:
-        e = stack.pop()
-        hit = contraction(e)
-        if hit is not None:
-            found.append(hit[2])
-        stack.extend(C.subexprs(e))
-    return found
+    return [hit[2] for hit in map(contraction, _walk(core)) if hit is not None]
 
 
 @pytest.mark.parametrize(
@@ -69,7 +64,7 @@ def test_bot_contracts_with_the_unfused_counts(family):
         prog = adv.parse(src)
         x = _random_input(prog, np.random.default_rng(n))
         y, dy, dx, stats = gradient(BotStage(), prog, x)
-        ref = adv.lang.program.run_reference(prog, x)
+        ref = run_reference(prog, x)
         assert np.allclose(adv.flatten(y), adv.flatten(ref.value), rtol=1e-13)
         assert stats["primal_elem_ops"] == ref.primal_ops
         assert np.allclose(adv.flatten(dx), _tape_gradient(prog, x, dy), rtol=1e-9, atol=1e-12)
@@ -90,3 +85,27 @@ def test_matmul_reverse_pass_costs_its_multiply_adds():
     prog = adv.parse(FAMILIES["matmul"](n)[0])
     stats = gradient(BotStage(), prog, _random_input(prog, np.random.default_rng(1)))[3]
     assert 2 * n**3 <= stats["reverse_elem_ops"] <= 6 * stats["primal_elem_ops"]
+
+
+@pytest.mark.parametrize("family", ["matmul", "mlp", "conv1d"])
+def test_compiled_writes_contractions_the_interpreter_recognises(family):
+    """The gradient program stays a program of the language: the plain reference interpreter runs
+    it to the same gradient with the same operation count as the contracting evaluation."""
+    stage = CompiledStage()
+    prog = adv.parse(FAMILIES[family](8)[0])
+    x = _random_input(prog, np.random.default_rng(5))
+    y, dy, dx, stats = gradient(stage, prog, x)
+    g, _ = stage.gradient_program(prog)
+    core_contractions = [e for e in _walk(g.core) if contraction(e) is not None]
+    assert len(core_contractions) >= 2  # the primal product, and transposes that still sum
+    plain = run_reference(g, (x, dy))
+    assert np.allclose(adv.flatten(plain.value[1]), adv.flatten(dx), rtol=1e-12)
+    assert stats["reverse_elem_ops"] == plain.primal_ops - run_reference(prog, x).primal_ops
+
+
+def _walk(e):
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(C.subexprs(x))

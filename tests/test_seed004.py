@@ -174,7 +174,7 @@ def _tape_gradient(prog, x, dy):
 
 @pytest.mark.parametrize("name", ["delta", "dualarrays", "bot"])
 def test_program_compiled_once_with_exact_counts_per_run(name):
-    """The translated program is compiled once per program (engine `_Compiled`); every run still
+    """The translated program is compiled once per program (engine `CompiledOnce`); every run still
     has its own runtime: the same counts each time, and a backpropagator stays valid after later
     runs (including a run while the compiled program is busy, which compiles afresh)."""
     stage = STAGES[name]()

@@ -147,32 +147,33 @@ class Prepared(NamedTuple):
     real: Callable[[Any], Any]
 
 
-class _Compiled:
+class CompiledOnce:
     """A translated program compiled once for one (numeric, dps, budget), for stages whose
     `compile_once` is set: on a small array program, compiling the closures at every `vjp` cost
     as much as running them. The closures call the primitives of whichever run holds the program
     (`table`, looked up at each call), so every run still has a fresh runtime and exact counts of
     its own; a run that finds the program busy (another thread, a nested `vjp`) compiles afresh."""
 
-    def __init__(self, template: StageRuntime, target: C.CExpr, limit: int | None) -> None:
-        self.target, self.limit = target, limit
+    def __init__(self, template: Any, target: C.CExpr, limit: int | None, compiler: type[Compiler] = Compiler) -> None:
+        self.target, self.limit, self.compiler = target, limit, compiler
         self.table: Mapping[str, Any] = template.prims()  # the compile-time constants (`dconst`) come from it
         self.lock = threading.Lock()
         self.budget = template.budget(limit)
         late = {name: self._late(name, v) for name, v in self.table.items()}
-        self.fn = run_deep(Compiler(late, self.budget).compile_program, target)
+        self.fn = run_deep(compiler(late, self.budget).compile_program, target)
 
     def _late(self, name: str, v: Any) -> Any:
         if name == "arrays":
             return _LateArrays(self, v.vectorised)
         return lambda *args: self.table[name](*args)
 
-    def bind(self, rt: StageRuntime) -> Callable[[Any], Any]:
-        """The program run with `rt`'s primitives and a full budget."""
+    def bind(self, rt: Any) -> Callable[[Any], Any]:
+        """The program run with the primitives of `rt` (a `StageRuntime`, or anything with its
+        `prims()` and `budget(limit)`) and a full budget."""
 
         def run(x: Any) -> Any:
             if not self.lock.acquire(blocking=False):
-                return run_deep(Compiler(rt.prims(), rt.budget(self.limit)).compile_program, self.target)(x)
+                return run_deep(self.compiler(rt.prims(), rt.budget(self.limit)).compile_program, self.target)(x)
             try:
                 self.table = rt.prims()
                 self.budget.reset()
@@ -184,9 +185,9 @@ class _Compiled:
 
 
 class _LateArrays:
-    """The `arrays` runtime of a `_Compiled` program: the current run's, looked up at each use."""
+    """The `arrays` runtime of a `CompiledOnce` program: the current run's, looked up at each use."""
 
-    def __init__(self, owner: _Compiled, vectorised: bool) -> None:
+    def __init__(self, owner: CompiledOnce, vectorised: bool) -> None:
         self._owner = owner
         self.vectorised = vectorised  # read by the compiler; the same for every run of a stage
 
@@ -201,7 +202,7 @@ class Stage:
     section = ""
     supports = FEATURES
     # Compile the translated program once per (program, numeric, dps, budget) instead of at every
-    # `vjp` (`_Compiled`); a stage sets it when its runtime's per-run state lives only in the
+    # `vjp` (`CompiledOnce`); a stage sets it when its runtime's per-run state lives only in the
     # runtime object and its budget is a plain `Budget`.
     compile_once = False
 
@@ -249,7 +250,7 @@ class Stage:
             fn = run_deep(Compiler(rt.prims(), rt.budget(budget)).compile_program, self.target(prog))
         return Prepared(ops, rt, fn, float if numeric == "float" else mpmath.mpf)
 
-    def compiled(self, prog: Program, numeric: str, dps: int, budget: int | None) -> _Compiled:
+    def compiled(self, prog: Program, numeric: str, dps: int, budget: int | None) -> CompiledOnce:
         """The translated program compiled once for these settings (`compile_once`)."""
         cache = self.__dict__.setdefault("_compiled", weakref.WeakKeyDictionary())
         per_prog = cache.setdefault(prog, {})
@@ -257,7 +258,7 @@ class Stage:
         out = per_prog.get(key)
         if out is None:
             template = self.runtime(numeric, self.domain(numeric, dps))
-            out = per_prog[key] = _Compiled(template, self.target(prog), budget)
+            out = per_prog[key] = CompiledOnce(template, self.target(prog), budget)
         return out
 
     def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,

@@ -26,17 +26,20 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from ...lang import ast as A
 from ...lang import core as C
+from ...lang.compile import Budget, Compiler
 from ...lang.deep import run_deep
-from ...lang.numeric import DEFAULT_DPS
+from ...lang.numeric import DEFAULT_DPS, reference_ops
 from ...lang.pretty import pretty_module
-from ...lang.program import DEFAULT_BUDGET, Program, parse, run_reference
+from ...lang.program import DEFAULT_BUDGET, Program, numeric_prims, parse
 from ...lang.types import BOOL, Array, Int, Pair, R, Real, Type, Unit, Z, array_type, is_bool, prune, shape_of
-from ...lang.values import convert
-from ..engine import Back, value_size
+from ...lang.values import check_value, convert
+from ..engine import Back, CompiledOnce, _in_domain, external_real, value_size
+from .contract import ContractingCompiler, Contraction, contraction
 from .rules import MINUS_ONE, ONE, partials
 
 
@@ -49,7 +52,7 @@ class Declined(NotImplementedError):
 
 @dataclass(eq=False)
 class SD:
-    kind: str  # Zero Input Add Scale Share Index Gather Scatter SumOuter Replicate Tr Reshape Build1 Select
+    kind: str  # Zero Input Add Scale Share Index Gather Scatter SumOuter Replicate Tr Reshape Build1 Select Contract
     args: tuple
     shape: tuple  # the shape of the value it is the derivative of
 
@@ -211,6 +214,9 @@ class Stager:
             y = self.emit(A.Gather("scatter", sh, x.expr, params, idxs), ty)
             return y if not real else (y, self.linear(d, "Scatter", (tuple(params), tuple(idxs), src), shape))
         assert isinstance(e, C.ArrOp)
+        found = contraction(e)
+        if found is not None:
+            return self.contraction(*found, env)
         args = [self.expr(a, env) for a in e.args]
         if e.op == "cond":
             c, s, t = args
@@ -235,6 +241,19 @@ class Stager:
         if e.op == "tr":
             return (y, self.linear(d, "Tr", (tuple(e.static),), shape))
         return (y, self.linear(d, "Reshape", (src,), shape))
+
+    def contraction(self, left: C.CExpr, right: C.CExpr, spec: Contraction, env: dict) -> Any:
+        """A contraction of the bot's output (`contract.py`), emitted as one term that the
+        evaluator recognises; its Delta `Share (Add (Contract dx y) (Contract dy x))`."""
+        (x, dx), (y, dy) = self.expr(left, env), self.expr(right, env)
+        dims = dict(spec.dims)
+        shape = tuple(dims[c] for c in spec.so)
+        out = self.emit(contraction_term(x.expr, spec.sx, y.expr, spec.sy, spec.so, dims), array_type(shape, R))
+        terms = [self.delta("Contract", (d, other.expr, spec, d is dx), shape) for d, other in ((dx, y), (dy, x))]
+        terms = [t for t in terms if t.args[0] is not ZERO]
+        if not terms:
+            return (out, ZERO)
+        return (out, self.share(terms[0] if len(terms) == 1 else self.delta("Add", tuple(terms), shape)))
 
     def linear(self, d: SD, kind: str, args: tuple, shape: tuple) -> SD:
         """`Share (kind d args)`, or Zero for the derivative of something constant."""
@@ -287,6 +306,26 @@ class SurfaceLib:
 
     def const(self, r: float, like: A.Expr) -> A.Expr:
         return _constant(r, shape_of(self.ty)[0])
+
+
+def contraction_term(x: A.Expr, sx: str, y: A.Expr, sy: str, so: str, dims: dict[str, int]) -> A.Expr:
+    """`einsum(f"{sx},{sy}->{so}", x, y)` as a term of the language, in the form the evaluator runs
+    as one contraction (`contract.contraction`): `sumOuter (.. (sumOuter (X * Y)))` with X and Y
+    replicates / transpositions of x and y whose axes are the summed letters, then `so`."""
+    order = [c for c in sx if c in sy and c not in so] + list(so)
+
+    def view(t: A.Expr, st: str) -> A.Expr:
+        missing = [c for c in order if c not in st]
+        for c in reversed(missing):
+            t = A.ArrayPrim("replicate", [dims[c]], [t])
+        axes = missing + list(st)
+        perm = [axes.index(c) for c in order]
+        return t if perm == sorted(perm) else A.ArrayPrim("tr", perm, [t])
+
+    out: A.Expr = A.BinOp("*", view(x, sx), view(y, sy))
+    for _ in range(len(order) - len(so)):
+        out = A.ArrayPrim("sumOuter", [], [out])
+    return out
 
 
 def _constant(r: float, shape: tuple) -> A.Expr:
@@ -405,6 +444,13 @@ class Reverse:
             self.eval(A.ArrayPrim("tr", [int(p) for p in np.argsort(a[1])], [c]), a[0])
         elif k == "Reshape":
             self.eval(A.ArrayPrim("reshape", list(a[1]), [c]), a[0])
+        elif k == "Contract":
+            inner, other, spec, left = a
+            dims = dict(spec.dims)
+            if left:
+                self.eval(contraction_term(c, spec.so, other, spec.sy, spec.sx, dims), inner)
+            else:
+                self.eval(contraction_term(c, spec.so, other, spec.sx, spec.sy, dims), inner)
         elif k == "Build1":
             c = self.share(c)
             for i, di in enumerate(a):
@@ -531,6 +577,7 @@ class CompiledStage:
 
     def __init__(self) -> None:
         self._programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def gradient_program(self, prog: Program) -> tuple[Program, dict[str, int]]:
         out = self._programs.get(prog)
@@ -547,16 +594,47 @@ class CompiledStage:
     def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
             dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
         g, counts = self.gradient_program(prog)
-        ref = run_reference(prog, x, numeric, budget, dps)
-        y = ref.value
-        stats = {"primal_ops": ref.primal_ops, "input_size": value_size(x), "output_size": value_size(y),
+        check_value(x, prog.input_type, "input")
+        y, primal_ops = self.run(prog, prog, Compiler, x, numeric, budget, dps)
+        stats = {"primal_ops": primal_ops, "input_size": value_size(x), "output_size": value_size(y),
                  "reverse_cost": 0, "backprops_created": 0, "backprop_calls_max": 0,
-                 "primal_elem_ops": ref.primal_ops, "reverse_elem_ops": 0, **counts}  # fmt: skip
+                 "primal_elem_ops": primal_ops, "reverse_elem_ops": 0, **counts}  # fmt: skip
 
         def back(dy: Any) -> Any:
-            run = run_reference(g, (x, dy), numeric, budget, dps)
-            _, dx = run.value
-            stats["reverse_cost"] = stats["reverse_elem_ops"] = max(run.primal_ops - ref.primal_ops, 0)
-            return convert(dx, prog.input_type, lambda v: v, internal=False)
+            check_value(dy, prog.output_type, "output cotangent")
+            (_, dx), ops = self.run(prog, g, ContractingCompiler, (x, dy), numeric, budget, dps)
+            stats["reverse_cost"] = stats["reverse_elem_ops"] = max(ops - primal_ops, 0)
+            return dx
 
         return y, Back(back, stats)
+
+    def run(self, key: Program, prog: Program, compiler: type[Compiler], x: Any, numeric: str,
+            budget: int | None, dps: int) -> tuple[Any, int]:  # fmt: skip
+        """`prog` at `x` by the reference interpreter's primitives, compiled once (per `key`, the
+        program differentiated); the value and its operation count."""
+        per_prog = self._compiled.setdefault(key, {})
+        at = (prog is key, numeric, dps, budget)
+        if at not in per_prog:
+            per_prog[at] = CompiledOnce(_Reference(numeric, dps), prog.core, budget, compiler)
+        rt = _Reference(numeric, dps)
+        fn = per_prog[at].bind(rt)
+        real = float if numeric == "float" else mpmath.mpf
+
+        def go() -> Any:
+            xi = convert(x, prog.input_type, real, internal=True)
+            return convert(fn(xi), prog.output_type, external_real(numeric), internal=False)
+
+        return _in_domain(numeric, dps, go), rt.ops.ops
+
+
+class _Reference:
+    """The reference interpreter's primitives for one run (a `CompiledOnce` template)."""
+
+    def __init__(self, numeric: str, dps: int) -> None:
+        self.ops = reference_ops(numeric, dps)
+
+    def prims(self) -> dict[str, Any]:
+        return numeric_prims(self.ops)
+
+    def budget(self, limit: int | None) -> Budget:
+        return Budget(limit)

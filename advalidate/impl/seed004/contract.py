@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from ...lang import core as C
+from ...lang.compile import Compiler
+from ...lang.errors import DomainError
 
 
 @dataclass(frozen=True)
@@ -63,28 +65,31 @@ class Contraction:
 
 
 def contraction(e: C.CExpr) -> tuple[C.CExpr, C.CExpr, Contraction] | None:
-    """`(x, y, spec)` when `e` is `sumOuter ([tr p] (X * Y))` with X and Y chains of `replicate` /
-    `tr` over x and y, the summed axis an axis of both and every other axis of the product an axis
-    of at least one of them; None otherwise."""
-    if not (isinstance(e, C.ArrOp) and e.op == "sumOuter" and e.elem == "R" and e.fold_fn is None):
-        return None
-    a, perm = e.args[0], None
-    if isinstance(a, C.ArrOp) and a.op == "tr" and a.fold_fn is None:
+    """`(x, y, spec)` when `e` is `sumOuter (.. (sumOuter ([tr p] (X * Y))))` with X and Y chains
+    of `replicate` / `tr` over x and y, every summed axis an axis of both and every other axis of
+    the product an axis of at least one of them; None otherwise."""
+    a, sums = e, 0
+    while isinstance(a, C.ArrOp) and a.op == "sumOuter" and a.elem == "R" and a.fold_fn is None:
+        a, sums = a.args[0], sums + 1
+    perm = None
+    if sums and isinstance(a, C.ArrOp) and a.op == "tr" and a.fold_fn is None:
         a, perm = a.args[0], tuple(a.static)
-    if not (isinstance(a, C.Elementwise) and a.op == "mul" and len(a.shape) <= len(string.ascii_letters)):
+    if not (sums and isinstance(a, C.Elementwise) and a.op == "mul" and len(a.shape) <= len(string.ascii_letters)):
         return None
     shape = a.shape
     perm = perm or tuple(range(len(shape)))
     (x, mx), (y, my) = _view(a.args[0], len(shape)), _view(a.args[1], len(shape))
-    summed = perm[0]
-    if mx[summed] is None or my[summed] is None or any(mx[p] is None and my[p] is None for p in perm[1:]):
+    summed, kept = perm[:sums], perm[sums:]
+    if any(mx[p] is None or my[p] is None for p in summed) or any(mx[p] is None and my[p] is None for p in kept):
         return None
     letters = string.ascii_letters[: len(shape)]
     sx, sy = _subscripts(mx, letters), _subscripts(my, letters)
-    so = "".join(letters[p] for p in perm[1:])
-    out = math.prod(shape[p] for p in perm[1:])
-    spec = Contraction(sx, sy, so, tuple(zip(letters, shape)), math.prod(shape), out * (shape[summed] - 1))
-    return x, y, spec
+    so = "".join(letters[p] for p in kept)
+    adds, inner = 0, math.prod(shape)
+    for p in summed:  # each sumOuter adds k - 1 rows of what is left
+        inner //= shape[p]
+        adds += inner * (shape[p] - 1)
+    return x, y, Contraction(sx, sy, so, tuple(zip(letters, shape)), math.prod(shape), adds)
 
 
 def _view(t: C.CExpr, rank: int) -> tuple[C.CExpr, list[int | None]]:
@@ -106,6 +111,16 @@ def _subscripts(axes: list[int | None], letters: str) -> str:
     return "".join(own[d] for d in range(len(own)))
 
 
+def count_and_apply(ns: Any, spec: Contraction, x: Any, y: Any) -> Any:
+    """The contraction run by a `VectorArrays` runtime `ns`: counted as the unfused product and
+    sums, with the same check for a non-finite result."""
+    ns.count(spec.product + spec.adds)
+    out = spec.apply(x, y)
+    if not ns.mp and not np.all(np.isfinite(out)):
+        raise DomainError("a sumOuter of a product gave a non-finite result")
+    return out
+
+
 def contract(x: Any, sx: str, y: Any, sy: str, so: str, dims: dict[str, int]) -> Any:
     """`einsum(f"{sx},{sy}->{so}", x, y)` as one batched `numpy.matmul` (BLAS for float64): every
     letter of `so` is in `sx` or `sy` and every summed letter is in both."""
@@ -122,3 +137,17 @@ def contract(x: Any, sx: str, y: Any, sy: str, so: str, dims: dict[str, int]) ->
     out = np.matmul(xm, ym).reshape([dims[c] for c in order])
     out = np.transpose(out, [order.index(c) for c in so])
     return out if so else out.item()
+
+
+class ContractingCompiler(Compiler):
+    """The reference interpreter's compiler, running every contraction it recognises in one piece
+    (the `compiled` stage's gradient program is written so that its contractions are recognised:
+    `compiled.contraction_term`); anything else compiles as usual."""
+
+    def array(self, e: C.CExpr, s: Any) -> Any:
+        found = contraction(e)
+        if found is None:
+            return super().array(e, s)
+        left, right, spec = found
+        x, y, ns = self.expr(left, s), self.expr(right, s), self.prims["arrays"]
+        return lambda f: count_and_apply(ns, spec, x(f), y(f))

@@ -29,12 +29,11 @@ import numpy as np
 from ...lang import core as C
 from ...lang.arrays import VectorArrays, py
 from ...lang.deep import run_deep
-from ...lang.errors import DomainError
 from ...lang.program import Program
 from ..engine import ARRAY_FEATURES, Stage
 from ..seed000.transform import Transformer
 from . import delta as D
-from .contract import Contraction, contraction
+from .contract import Contraction, contraction, count_and_apply
 from .runtime import DeltaRuntime
 from .scalar import DeltaRules
 
@@ -186,10 +185,7 @@ class DualArraysRuntime(DeltaRuntime):
         """A contraction and its Delta `Share (Add (Contract dx y) (Contract dy x))`, counted as the
         unfused product and `sumOuter` it stands for."""
         (x, dx), (y, dy) = p, q
-        self.arrays.count(spec.product + spec.adds)
-        out = spec.apply(x, y)
-        if not self.arrays.mp and not np.all(np.isfinite(out)):
-            raise DomainError("a sumOuter of a product gave a non-finite result")
+        out = count_and_apply(self.arrays, spec, x, y)
         make = self.deltas.make
         left = make(D.Contract, dx, y, spec, True) if dx is not D.ZERO else D.ZERO
         right = make(D.Contract, dy, x, spec, False) if dy is not D.ZERO else D.ZERO
@@ -268,7 +264,7 @@ class DualArraysStage(Stage):
     guarantees = frozenset({"once"})
     # Checks and campaigns run it on array programs only: without arrays it computes what `delta` does.
     requires = frozenset({"arrays"})
-    compile_once = True  # every per-run state is in the runtime (engine `_Compiled`)
+    compile_once = True  # every per-run state is in the runtime (engine `CompiledOnce`)
 
     def transformer(self) -> Transformer:
         return DualArrayTransformer()

@@ -33,7 +33,7 @@ class DeltaStage(Stage):
     section = "seed 004 §2"
     supports = ARRAY_FEATURES
     guarantees = frozenset({"once", "linear"})  # §2.6: each Share once; the Delta is linear in the trace
-    compile_once = True  # every per-run state is in the runtime (engine `_Compiled`)
+    compile_once = True  # every per-run state is in the runtime (engine `CompiledOnce`)
 
     def rules(self) -> DeltaRules:
         return DeltaRules()
