@@ -3,7 +3,10 @@
 They test the tester: `test_mutants.py` asserts that `adv.check` catches every one of them on
 random programs, while the correct engines never get a fail verdict. Each mutant subclasses the
 real stage and replaces one piece (a rule of a copied partial-derivative table, a runtime
-primitive, the resolve loop), so the rest of the stage is the tested code itself.
+primitive, the resolve loop), so the rest of the stage is the tested code itself. For programs with
+derivative operators (seed 001), `TaggedForward` is a correct engine built on the reference
+interpreter's tagged nested forward mode, and `perturbation-confusion` is that engine with one tag
+shared by every perturbation (Siskind & Pearlmutter's perturbation confusion).
 
 `MUTANTS` maps a mutant's name to its factory; `mutant(name)` builds one. They are also loadable
 as plug-in engines by `tests.mutants:NAME` style specs through `MUTANT_CLASSES`.
@@ -26,6 +29,11 @@ from advalidate.impl.seed000.tape import TapeRules, TapeRuntime, TapeStage
 from advalidate.impl.seed000.transform import Transformer
 from advalidate.impl.seed000.wrapper import interleave
 from advalidate.lang import core as C
+from advalidate.lang.nested import TaggedOps
+from advalidate.lang.numeric import reference_ops
+from advalidate.lang.program import Program, to_python
+from advalidate.lang.values import flatten, unflatten
+from advalidate.oracles.forward import tagged_jvp
 
 Table = Callable[[str, list, Any], list]
 
@@ -330,6 +338,48 @@ class ShiftedMutable(MutableStage):
         return ShiftedMutableRuntime(numeric, ops)
 
 
+# ---- perturbation confusion (seed 001) -------------------------------------------------------
+
+
+class TaggedForward:
+    """A plug-in engine for programs with derivative operators: the gradient is n tagged forward
+    passes (one per input real) of the reference interpreter's nested forward mode, each under a
+    fresh tag, so the program's own `grad` / `vjp` / `jvp` nest inside them. Correct by the
+    reference's construction: the baseline against which the confusion mutant is judged."""
+
+    name = "tagged-forward"
+    supports = frozenset({"lists", "sums", "recursion", "par", "mp", "higher-order", "nested"})
+    requires = frozenset({"nested"})
+    ops_class: type[TaggedOps] = TaggedOps
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Any]:
+        import mpmath
+
+        ops = self.ops_class(reference_ops(numeric, mpmath.mp.dps) if numeric == "mp" else reference_ops(numeric))
+        reals = flatten(x)
+        y = to_python(prog, ops)(unflatten(x, [ops.base.number(r) for r in reals]))
+        one_hots = (unflatten(x, [1.0 if i == k else 0.0 for i in range(len(reals))]) for k in range(len(reals)))
+        columns = [tagged_jvp(prog, x, e, ops) for e in one_hots]
+
+        def back(dy: Any) -> Any:
+            w = [ops.base.number(r) for r in flatten(dy)]
+            return unflatten(
+                x, [sum((a * b for a, b in zip(w, col, strict=True)), ops.base.number(0.0)) for col in columns]
+            )
+
+        return y, back
+
+
+class SharedTagOps(TaggedOps):
+    def fresh_tag(self) -> int:
+        return 1  # bug: every perturbation carries the same tag (untagged nested forward mode)
+
+
+class ConfusedForward(TaggedForward):
+    name = "mutant-perturbation-confusion"
+    ops_class = SharedTagOps
+
+
 # ---- the library ------------------------------------------------------------------------------
 
 MUTANTS: dict[str, Callable[[], Any]] = {
@@ -351,6 +401,7 @@ MUTANTS: dict[str, Callable[[], Any]] = {
     "alias-square": AliasTape,
     "cayley-eager": EagerCayley,
     "shifted-leaves": ShiftedMutable,
+    "perturbation-confusion": ConfusedForward,
 }
 
 

@@ -3,7 +3,9 @@
 With the check's signed random output cotangent dy and input direction v, a correct reverse pass
 satisfies ⟨dy, J v⟩ = ⟨Jᵀ dy, v⟩. J v comes from the built-in dual-numbers forward mode (seed 000
 Fig. 1b) run in mp at 50 digits; Jᵀ dy is the engine's gradient. If the engine has a `jvp` of its
-own, its tangent is checked against the same reference.
+own, its tangent is checked against the same reference. A program with derivative operators
+(seed 001) that the forward stage does not differentiate gets J v from the reference
+interpreter's tagged nested forward mode instead (`tagged_jvp`).
 
 When the dot-product test fails on a small program (n·m ≤ `FULL_JACOBIAN_MAX`, n input and m output
 reals) the oracle escalates to the full Jacobian: n forward passes (columns) against m reverse
@@ -19,6 +21,9 @@ from typing import Any
 import mpmath
 
 from ..lang.errors import EvalError
+from ..lang.nested import Dual, TaggedOps
+from ..lang.numeric import reference_ops
+from ..lang.program import Program, to_python
 from ..lang.values import flatten, unflatten
 from . import tolerance as T
 from .base import Oracle
@@ -32,9 +37,25 @@ def reference_jvp(ctx: Context, dx: Any) -> list:
     """J dx (flat, mp) from the built-in forward mode at MP_DPS digits."""
     from ..impl.seed000.forward import ForwardStage
 
+    stage = ForwardStage()
+    if ctx.prog.uses_derivatives and "nested" not in getattr(stage, "supports", ()):
+        return [T.to_mp(t) for t in tagged_jvp(ctx.prog, ctx.x, dx, TaggedOps(reference_ops("mp", T.MP_DPS)))]
     with mpmath.workdps(T.MP_DPS):
-        _, ty = ForwardStage().jvp(ctx.prog, ctx.x, dx, numeric="mp", dps=T.MP_DPS)
+        _, ty = stage.jvp(ctx.prog, ctx.x, dx, numeric="mp", dps=T.MP_DPS)
     return [T.to_mp(t) for t in flatten(ty)]
+
+
+def tagged_jvp(prog: Program, x: Any, dx: Any, ops: TaggedOps) -> list:
+    """J dx (flat) by tagged forward mode in `ops`' domain (lang/nested.py): the whole input perturbed
+    under a tag of its own, so the program's own derivative operators nest inside it; any first-order
+    input (its reals at `flatten`'s leaves)."""
+    tag = ops.fresh_tag()
+    num = ops.base.number
+    with mpmath.workdps(getattr(ops.base, "dps", T.MP_DPS)):
+        xs = [Dual(tag, num(r), num(d)) for r, d in zip(flatten(x), flatten(dx), strict=True)]
+        y = to_python(prog, ops)(unflatten(x, xs))
+        tangents = [ops.tangent(v, tag) for v in flatten(y)]
+        return [num(0.0) if t is None else t for t in tangents]
 
 
 def _dot(a: list, b: list) -> Any:

@@ -47,6 +47,20 @@ differ from scalar programs:
   in the outputs unless both branches happen to give the same value. An output that differs from
   the reference's beyond the mp tolerance (tolerance.py) makes the verdict inconclusive (a
   `to_python` problem, not the engine's). Points near a tie are inconclusive by `min_margin`.
+
+Derivative operators (seed 001). `grad`, `vjp` and `jvp` inside the program are differentiated by
+sympy too, independently of the reference's tagged dual numbers: `SymbolicOps.jvp` / `vjp` run the
+function on fresh symbols t0, t1, ... standing for the reals of its point (their values are the
+point's values), differentiate each output expression in those symbols, and substitute the point's
+own expressions (which may hold the program's input symbols or an enclosing operator's fresh
+symbols) for them. A variable the function captures is an expression in other symbols, a
+constant for that derivative, so no perturbation can be confused with another; the value of each
+derivative is the sympy derivative evaluated at the oracle's mp precision, and comparisons inside
+the function are decided on those values as everywhere else. The outer differentiation then gives
+second (and higher) derivatives of the whole program. The reference runs a function once per
+real of a `vjp`'s point, so its branch path repeats entries this run records once: for these
+programs, as for arrays, the path check is replaced by the value check. The size and time guards
+apply to the inner derivatives as well (inconclusive, never a fail).
 """
 
 from __future__ import annotations
@@ -61,8 +75,10 @@ import mpmath
 
 from ..lang.deep import run_deep
 from ..lang.errors import EvalError
+from ..lang.nested import leaves, map_leaves
 from ..lang.numeric import MpOps
 from ..lang.program import to_python
+from ..lang.types import Type
 from ..lang.values import flatten, unflatten
 from . import tolerance as T
 from .base import Oracle
@@ -104,6 +120,9 @@ class SymbolicOps:
         self.size_limit = size_limit
         self.deadline = deadline
         self.sizes: dict[Any, int] = {}
+        self.values: dict[Any, Any] = {}  # symbol -> its mp value (inputs and the operators' fresh symbols)
+        self.evaluate = MpEvaluator(sympy, self.values, dps, deadline)
+        self.fresh = 0
 
     def tree_size(self, e: Any) -> int:
         size = self.sizes.get(e)
@@ -183,6 +202,61 @@ class SymbolicOps:
 
     def ge(self, a: SymReal, b: SymReal) -> bool:
         return self.mp.ge(a.val, b.val)
+
+    # ---- derivative operators (seed 001; module docstring) ----
+
+    def jvp(self, f: Any, x: Any, dx: Any, dom: Type, cod: Type) -> Any:
+        """J·dx with J sympy's Jacobian of `f` at `x`."""
+        out, jac = self._jacobian(f, x, dom, cod)
+        dxs = leaves(dx, dom)
+        it = iter([self._dot(zip(row, dxs)) for row in jac])
+        return map_leaves(out, cod, lambda _r: next(it))
+
+    def vjp(self, f: Any, x: Any, dy: Any, dom: Type, cod: Type) -> Any:
+        """Jᵀ·dy with J sympy's Jacobian of `f` at `x` (`grad f x` is `vjp f x 1.0`)."""
+        _out, jac = self._jacobian(f, x, dom, cod)
+        dys = leaves(dy, cod)
+        it = iter([self._dot(zip((row[k] for row in jac), dys)) for k in range(len(leaves(x, dom)))])
+        return map_leaves(x, dom, lambda _r: next(it))
+
+    def _jacobian(self, f: Any, x: Any, dom: Type, cod: Type) -> tuple[Any, list[list[SymReal | None]]]:
+        """f's output at `x` and its Jacobian J[j][k] = ∂y_j/∂x_k (None where y_j does not read x_k).
+
+        `f` runs on fresh symbols with x's values; each derivative in them is evaluated at those
+        values, then the fresh symbols are replaced by x's expressions (the chain rule for the
+        derivatives an enclosing operator or the oracle takes later)."""
+        point = leaves(x, dom)
+        syms = []
+        for r in point:
+            self.fresh += 1
+            sym = self.sp.Symbol(f"t{self.fresh}", real=True)
+            self.values[sym] = r.val
+            syms.append(sym)
+        args = iter([SymReal(r.val, sym) for r, sym in zip(point, syms, strict=True)])
+        out = f(map_leaves(x, dom, lambda _r: next(args)))
+        back = {sym: r.expr for sym, r in zip(syms, point, strict=True)}
+        jac = []
+        for y in leaves(out, cod):
+            free = y.expr.free_symbols
+            jac.append([self._partial(y.expr, sym, back) if sym in free else None for sym in syms])
+        return out, jac
+
+    def _partial(self, e: Any, sym: Any, back: dict[Any, Any]) -> SymReal:
+        if time.monotonic() > self.deadline:
+            raise _GiveUp("time limit of the symbolic oracle reached while differentiating a derivative operator")
+        d = e.diff(sym)
+        if self.tree_size(d) > 4 * self.size_limit:
+            raise _GiveUp(f"expression swell: a derivative grew beyond {4 * self.size_limit} nodes")
+        return self._mk(self.evaluate(d), d.xreplace(back))
+
+    def _dot(self, pairs: Any) -> SymReal:
+        """Σ a·b over the pairs whose first factor is not None (0 if there is none)."""
+        acc: SymReal | None = None
+        for a, b in pairs:
+            if a is not None:
+                term = self.mul(a, b)
+                acc = term if acc is None else self.add(acc, term)
+        return acc if acc is not None else self.const(0.0)
 
 
 class MpEvaluator:
@@ -264,7 +338,7 @@ def symbolic_gradient(
     """(expected gradient for ctx.dy, value) as flat mp lists, or why it could not be computed."""
     import sympy
 
-    arrays = ctx.prog.uses_arrays
+    arrays, nested = ctx.prog.uses_arrays, ctx.prog.uses_derivatives
     if arrays and ctx.ref.primal_ops > ARRAY_OPS_MAX:
         return (
             f"array program too large for the symbolic oracle: {ctx.ref.primal_ops} element operations "
@@ -278,14 +352,15 @@ def symbolic_gradient(
         with mpmath.workdps(T.REF_DPS):
             ops = SymbolicOps(T.REF_DPS, size_limit, deadline)
             xs = [T.to_mp(r) for r in flatten(ctx.x)]
+            ops.values.update(zip(symbols, xs, strict=True))
             x_sym = unflatten(ctx.x, [SymReal(v, s) for v, s in zip(xs, symbols, strict=True)])
             try:
                 out = to_python(ctx.prog, ops)(x_sym)
             except EvalError as exc:
                 return f"the symbolic run raised {type(exc).__name__}: {exc}"
             outs = flatten(out)
-            if arrays:
-                reason = _array_run_reason(ctx, ops, outs)
+            if arrays or nested:
+                reason = _value_reason(ctx, outs) or (_array_cost_reason(ops, outs) if arrays else None)
                 if reason:
                     return reason
             elif ops.mp.path != list(ctx.ref.path):
@@ -293,6 +368,8 @@ def symbolic_gradient(
             index = {s: k for k, s in enumerate(symbols)}
             terms = []
             for dyj, o in zip(ctx.dy_flat, outs, strict=True):
+                if not o.expr.free_symbols <= index.keys():  # pragma: no cover - fresh symbols never escape
+                    raise _GiveUp("a derivative operator's symbol escaped its operator")
                 for s in sorted(o.expr.free_symbols, key=lambda s: index[s]):
                     if time.monotonic() > deadline:
                         raise _GiveUp("time limit of the symbolic oracle reached while differentiating")
@@ -328,18 +405,24 @@ def symbolic_gradient(
         return "expression swell: sympy ran out of recursion depth"
 
 
-def _array_run_reason(ctx: Context, ops: SymbolicOps, outs: list) -> str | None:
-    """Why the symbolic run of an array program cannot be used (see the module docstring), or None."""
+def _value_reason(ctx: Context, outs: list) -> str | None:
+    """Why the symbolic run's value disagrees with the reference's (the path check of array and
+    nested programs; see the module docstring), or None."""
     ref = ctx.y_flat
     errs = ctx.observed_errors("mp")
     tol = T.tolerance("mp", ref, errs[1] if isinstance(errs, tuple) else 0)
     cmp = tol.compare(ref, [o.val for o in outs])
-    if not cmp.ok:
-        where = ", ".join(f"y[{i}]" for i in cmp.positions[:4])
-        return (
-            f"the symbolic run (to_python over arrays) computes a different value from the reference run "
-            f"at {where} (abs err {mpmath.nstr(cmp.abs_err, 3)}): it did not follow the reference's path"
-        )
+    if cmp.ok:
+        return None
+    where = ", ".join(f"y[{i}]" for i in cmp.positions[:4])
+    return (
+        f"the symbolic run computes a different value from the reference run at {where} (abs err "
+        f"{mpmath.nstr(cmp.abs_err, 3)}): it did not follow the reference's path"
+    )
+
+
+def _array_cost_reason(ops: SymbolicOps, outs: list) -> str | None:
+    """Why differentiating an array program's outputs would cost too much (module docstring), or None."""
     calls = sum(len(o.expr.free_symbols) for o in outs)
     work = sum(len(o.expr.free_symbols) * ops.tree_size(o.expr) for o in outs)
     cost = calls + work // 100
