@@ -225,14 +225,33 @@ class Stage:
         cache = self.__dict__.setdefault("_targets", weakref.WeakKeyDictionary())
         out = cache.get(prog)
         if out is None:
-            out = cache[prog] = run_deep(self.transformer().program, prog.core)  # recursion as deep as the tree
+            core = self.source(prog)
+            out = cache[prog] = run_deep(self.transformer().program, core)  # recursion as deep as the tree
         return out
 
+    def source(self, prog: Program) -> C.CExpr:
+        """What the stage translates: the core program, with its derivative operators (seed 001)
+        first eliminated into ordinary code (`seed001.eliminate`) when the stage supports "nested"."""
+        if not prog.uses_derivatives:
+            return prog.core
+        from .seed001 import Declined, eliminated
+
+        if "nested" not in self.supports:
+            raise NotImplementedError(f"stage `{self.name}` ({self.section}) does not eliminate derivative operators")
+        try:
+            return eliminated(prog)
+        except Declined as exc:
+            raise Declined(f"stage `{self.name}` ({self.section}) declines: {exc}") from exc
+
     def show(self, prog: Program) -> str:
-        """The translated program as text (`advalidate show`)."""
+        """The translated program as text (`advalidate show`); a program with derivative operators
+        shows the program they were eliminated into first."""
         from ..lang.core_pretty import pretty_core
 
-        return f"-- {self.name} ({self.section}): D[program]\n" + pretty_core(self.target(prog))
+        head = ""
+        if prog.uses_derivatives:
+            head = f"-- eliminate (seed 001): the derivative operators as code\n{pretty_core(self.source(prog))}\n\n"
+        return head + f"-- {self.name} ({self.section}): D[program]\n" + pretty_core(self.target(prog))
 
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
         """Check the input, make a fresh runtime and compile the translated program against it."""

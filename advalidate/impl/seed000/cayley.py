@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...lang.types import Type
-from ..engine import Stage, StageRuntime
+from ..engine import FEATURES, Stage, StageRuntime
 from . import cotangent as ct
 from .staging import StagedRules, StagingMap
 from .wrapper import deinterleave, interleave
@@ -111,6 +111,7 @@ class CayleyRuntime(StageRuntime):
 class CayleyStage(Stage):
     name = "cayley"
     section = "§7, Fig. 9"
+    supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
     def rules(self) -> StagedRules:
         return StagedRules("id", "compose")

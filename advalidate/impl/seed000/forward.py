@@ -39,7 +39,7 @@ class ForwardRules:
 class ForwardStage(Stage):
     name = "forward"
     section = "Fig. 1b"
-    supports = ARRAY_FEATURES
+    supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
     def rules(self) -> ForwardRules:
         return ForwardRules()

@@ -118,7 +118,7 @@ def _zero_backprop(_a: Any) -> Effect:
 class MutableStage(Stage):
     name = "mutable"
     section = "§9, Fig. 10"
-    supports = ARRAY_FEATURES
+    supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
     def rules(self) -> StagedRules:
         return StagedRules("noop", "seq")

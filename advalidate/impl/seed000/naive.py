@@ -21,7 +21,7 @@ from typing import Any
 from ...lang import core as C
 from ...lang.errors import BudgetError
 from ...lang.types import Type
-from ..engine import Stage, StageRuntime
+from ..engine import FEATURES, Stage, StageRuntime
 from . import cotangent as ct
 from .rules import partials, scale
 from .transform import Transformer
@@ -100,6 +100,7 @@ class NaiveRuntime(StageRuntime):
 class Naive(Stage):
     name = "naive"
     section = "§5, Fig. 6-7"
+    supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
     def __init__(self, call_budget: int = DEFAULT_CALL_BUDGET) -> None:
         self.call_budget = call_budget

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang.types import Type
-from ..engine import Stage, StageRuntime
+from ..engine import FEATURES, Stage, StageRuntime
 from . import cotangent as ct
 from .staging import StagedRules, StagingMap
 from .wrapper import deinterleave, interleave
@@ -97,6 +97,7 @@ class StagedRuntime(StageRuntime):
 class StagedStage(Stage):
     name = "staged"
     section = "§6, Fig. 8"
+    supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
     def rules(self) -> StagedRules:
         return StagedRules("zero_staged", "plus_staged")

@@ -96,7 +96,7 @@ class TapeRuntime(StageRuntime):
 class TapeStage(Stage):
     name = "tape"
     section = "§10.1-10.3"
-    supports = ARRAY_FEATURES
+    supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
     def rules(self) -> TapeRules:
         return TapeRules()

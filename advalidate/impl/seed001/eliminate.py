@@ -1,0 +1,435 @@
+"""Derivative-operator elimination: core → core without `Deriv` (seed 001 §3–§5 by seed 000's rules).
+
+A program may apply `grad f x`, `vjp f x dy` or `jvp f x dx` anywhere, also inside a function that
+is itself differentiated (seed 001 §5: the saddle point, the Hessian-vector product). The engines
+of seed 000 transform a program homomorphically, so they can differentiate any program *without*
+derivative operators. This pass removes the operators, innermost first, each by a source
+transformation of the differentiated function's code into ordinary core code — plain `Op`s
+(`add`, `mul`, `cos`, …), pairs and lambdas, no runtime primitive of any stage — which the outer
+stage then transforms in turn (seed 001 §5: "transforming the result of a transformation"):
+
+- `jvp f x dx` is seed 000's forward mode (Fig. 1b, D[R] = (R, R)): f's code translated by the
+  shared `Transformer` with `ForwardRules` whose tangent arithmetic is rewritten to plain ops,
+  applied to the interleaving of `x` and `dx`; the tangent is read off along σ.
+- `vjp f x dy` is seed 000's naive dual-numbers reverse AD (§5, Fig. 6 and 7): D[R] = (R, R → c̄)
+  with the collector c̄ = τ itself (§5.1: "it suffices … to set c = τ"), `NaiveRules` with their
+  `0`, `+` and one-hot on τ written out as core code. `grad f x` is `vjp f x 1.0`. Under an outer
+  reverse stage this is reverse-over-reverse, under `forward` forward-over-reverse. It is the naive
+  construction, so it keeps its costs: a backpropagator runs once per *use* (exponential under
+  sharing, Fig. 2) and every `+` costs size(τ).
+
+Free variables of `f` are what seed 001 §3 solves with closures over transformed environments. A
+free variable of first-order type is a constant inside the operator: D[z] = (z, 0) for forward,
+(z, \\_ -> 0) for reverse — the stage's own rule for constants applied to z. An enclosing operator
+still sees z through the primal component, and its perturbation never mixes with the inner one,
+because after elimination each operator's derivative is its own component of the dual numbers the
+outer stage builds: perturbation confusion is avoided by construction. A free variable of function
+type bound by `let` / `letrec` to code in the program has that code transformed too (a renamed copy
+inside the operator's scope). When f's code is not statically known — a function parameter, a
+function taken out of a list or a sum — the pass declines (`Declined`, a NotImplementedError that
+names the stage): eliminating it would need seed 001's reflective J⃖ (§4), which transforms a
+closure's code at run time; the reference interpreter evaluates such programs with tags.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+
+from ...lang import core as C
+from ...lang.deep import run_deep
+from ...lang.program import Program
+from ...lang.types import Arrow, List, Pair, Real, Sum, Type, contains_real, is_first_order, prune
+from ..seed000.forward import ForwardRules
+from ..seed000.naive import NaiveRules
+from ..seed000.transform import Transformer
+
+# The derivative arithmetic of seed 000's partials table (`rules.py`) as the source program's ops.
+_PLAIN_OPS = {"dadd": "add", "dsub": "sub", "dmul": "mul", "ddiv": "div", "dneg": "neg", "dsin": "sin", "dcos": "cos"}
+Path = tuple[int, ...]  # a real leaf of a value of type R / () / pairs: 0 = fst, 1 = snd
+
+
+class Declined(NotImplementedError):
+    """A derivative operator this source transformation cannot eliminate (the reason says why)."""
+
+
+# ---- the stages' rules, emitting plain core code -------------------------------------------------
+
+
+def zero(ty: Type) -> C.CExpr:
+    """`0 : τ` as a literal (τ built from R, () and pairs)."""
+    t = prune(ty)
+    if isinstance(t, Pair):
+        return C.PairC(zero(t.left), zero(t.right))
+    return C.Const(0.0) if isinstance(t, Real) else C.Const(())
+
+
+def plus(ty: Type, a: C.CExpr, b: C.CExpr, fresh: Callable[[str], str]) -> C.CExpr:
+    """`a + b` on τ, component-wise (seed 001 §3's ⊕), each operand evaluated once."""
+    t = prune(ty)
+    if isinstance(t, Real):
+        return C.Op("add", [a, b])
+    if not isinstance(t, Pair):
+        return C.Const(())
+    u, v = fresh("ca"), fresh("cb")
+    left = plus(t.left, C.Fst(C.Var(u)), C.Fst(C.Var(v)), fresh)
+    right = plus(t.right, C.Snd(C.Var(u)), C.Snd(C.Var(v)), fresh)
+    return C.Let(u, a, C.Let(v, b, C.PairC(left, right)))
+
+
+def plain(e: C.CExpr, t: Transformer, cot: Type | None = None) -> C.CExpr:
+    """A rule's output with the stage's runtime primitives written as core code: the derivative
+    arithmetic (`dmul` …) as plain ops, the naive stage's `bp f` as `f`, `zero_c` and `plus_c` as
+    `0` and `+` on the collector type `cot`."""
+    if isinstance(e, C.Op):
+        args = [plain(a, t, cot) for a in e.args]
+        if e.op in _PLAIN_OPS:
+            return C.Op(_PLAIN_OPS[e.op], args)
+        if e.op == "bp":
+            return args[0]
+        if e.op in ("zero_c", "plus_c"):
+            assert cot is not None, "a collector primitive outside the reverse rules"
+            return zero(cot) if e.op == "zero_c" else plus(cot, args[0], args[1], t.fresh)
+        return C.Op(e.op, args)
+    if isinstance(e, C.Const):
+        return C.Const(e.value)  # no longer derivative arithmetic: the outer stage differentiates it
+    if isinstance(e, C.Lam):
+        return C.Lam(e.param, plain(e.body, t, cot))
+    if isinstance(e, C.App):
+        return C.App(plain(e.fn, t, cot), plain(e.arg, t, cot))
+    if isinstance(e, C.PairC):
+        return C.PairC(plain(e.left, t, cot), plain(e.right, t, cot))
+    assert isinstance(e, C.Var), f"unexpected {type(e).__name__} in a rule's output"
+    return e
+
+
+class PlainForwardRules:
+    """Seed 000 Fig. 1b (`ForwardRules`, D[R] = (R, R)) with its tangent arithmetic as plain ops."""
+
+    def __init__(self) -> None:
+        self.base = ForwardRules()
+
+    def const(self, t: Transformer, value: C.CExpr) -> C.CExpr:
+        return _plain_dual(self.base.const(t, value), t, None)
+
+    def prim(self, t: Transformer, op: str, xs: list[C.CExpr], ds: list[C.CExpr], y: C.CExpr) -> C.CExpr:
+        return _plain_dual(self.base.prim(t, op, xs, ds, y), t, None)
+
+
+class PlainReverseRules:
+    """Seed 000 Fig. 6 (`NaiveRules`, D[R] = (R, R ⊸ c̄)) with c̄ = τ, the operator's input type, and
+    its `0`, `+` and backpropagators as plain core code."""
+
+    def __init__(self, cot: Type) -> None:
+        self.base = NaiveRules()
+        self.cot = cot
+
+    def const(self, t: Transformer, value: C.CExpr) -> C.CExpr:
+        return _plain_dual(self.base.const(t, value), t, self.cot)
+
+    def prim(self, t: Transformer, op: str, xs: list[C.CExpr], ds: list[C.CExpr], y: C.CExpr) -> C.CExpr:
+        return _plain_dual(self.base.prim(t, op, xs, ds, y), t, self.cot)
+
+
+def _plain_dual(d: C.CExpr, t: Transformer, cot: Type | None) -> C.CExpr:
+    """A dual number (primal, derivative part) made by a seed 000 rule, its derivative part made plain."""
+    assert isinstance(d, C.PairC)
+    return C.PairC(d.left, plain(d.right, t, cot))
+
+
+class _InnerTransformer(Transformer):
+    """The shared homomorphic translation, drawing its names from the elimination's one counter
+    (with `'`, never `#`, so an outer stage's names cannot capture them)."""
+
+    def __init__(self, rules: object, fresh: Callable[[str], str]) -> None:
+        super().__init__(rules)  # type: ignore[arg-type]
+        self._fresh = fresh
+
+    def fresh(self, base: str) -> str:
+        return self._fresh(base)
+
+
+# ---- the wrappers: Fig. 7's Interleave / Deinterleave at τ and σ, and forward mode's ------------
+
+
+def leaves(ty: Type, path: Path = ()) -> list[Path]:
+    """The real leaves of τ, left to right."""
+    t = prune(ty)
+    if isinstance(t, Pair):
+        return leaves(t.left, (*path, 0)) + leaves(t.right, (*path, 1))
+    return [path] if isinstance(t, Real) else []
+
+
+def at(e: C.CExpr, path: Path) -> C.CExpr:
+    for step in path:
+        e = C.Snd(e) if step else C.Fst(e)
+    return e
+
+
+def _structure(ty: Type, leaf: Callable[[Path], C.CExpr], unit: Callable[[], C.CExpr], path: Path = ()) -> C.CExpr:
+    """A value of τ's shape whose real leaves are `leaf(path)`."""
+    t = prune(ty)
+    if isinstance(t, Pair):
+        return C.PairC(_structure(t.left, leaf, unit, (*path, 0)), _structure(t.right, leaf, unit, (*path, 1)))
+    return leaf(path) if isinstance(t, Real) else unit()
+
+
+def onehot(ty: Type, path: Path, z: C.CExpr) -> C.CExpr:
+    """The cotangent of τ that is z at `path` and 0 elsewhere (Fig. 7's `λz. d (z, 0)` unfolded)."""
+    t = prune(ty)
+    if not path:
+        return z
+    assert isinstance(t, Pair)
+    if path[0] == 0:
+        return C.PairC(onehot(t.left, path[1:], z), zero(t.right))
+    return C.PairC(zero(t.left), onehot(t.right, path[1:], z))
+
+
+# ---- the pass -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Binding:
+    """What a program variable is bound to: `let` (rhs), `letrec` (param, fbody) or a parameter."""
+
+    kind: str  # "let", "letrec", "lambda", "case", "list"
+    order: int
+    ty: Type | None
+    rhs: C.CExpr | None = None
+    param: str | None = None
+    fbody: C.CExpr | None = None  # None while the letrec's own body is being eliminated
+
+
+_WHAT = {
+    "lambda": "a function parameter",
+    "case": "bound by a `case` alternative (a function taken out of a sum)",
+    "list": "bound by a list pattern (a function taken out of a list)",
+}
+
+
+class Eliminator:
+    """One pass over a program: `expr` returns the program without derivative operators."""
+
+    def __init__(self, who: str) -> None:
+        self.who = who
+        self.env: dict[str, _Binding] = {}
+        self._ids = itertools.count()
+        self._order = itertools.count()
+
+    def fresh(self, base: str) -> str:
+        stem = base.split("'")[0]  # `x_3'7`, not `x_3'7'9`
+        return f"{stem}'{next(self._ids)}"
+
+    def _bind(self, name: str, kind: str, ty: Type | None, **kw: object) -> _Binding:
+        b = self.env[name] = _Binding(kind, next(self._order), ty, **kw)  # type: ignore[arg-type]
+        return b
+
+    def expr(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per binding construct
+        x = self.expr
+        if isinstance(e, (C.Var, C.Const, C.Nil)):
+            return e
+        if isinstance(e, C.Lam):
+            t = prune(e.ty) if e.ty is not None else None
+            self._bind(e.param, "lambda", t.dom if isinstance(t, Arrow) else None)
+            return replace(e, body=x(e.body))
+        if isinstance(e, C.Let):
+            rhs = x(e.rhs)
+            self._bind(e.name, "let", e.rhs.ty, rhs=rhs)
+            return replace(e, rhs=rhs, body=x(e.body))
+        if isinstance(e, C.LetRec):
+            ft = prune(e.fn_ty) if e.fn_ty is not None else None
+            b = self._bind(e.name, "letrec", ft, param=e.param)
+            self._bind(e.param, "lambda", ft.dom if isinstance(ft, Arrow) else None)
+            b.fbody = x(e.fbody)
+            return replace(e, fbody=b.fbody, body=x(e.body))
+        if isinstance(e, C.Case):
+            st = prune(e.scrut.ty) if e.scrut.ty is not None else None
+            scrut = x(e.scrut)
+            self._bind(e.lname, "case", st.left if isinstance(st, Sum) else None)
+            self._bind(e.rname, "case", st.right if isinstance(st, Sum) else None)
+            return replace(e, scrut=scrut, lbody=x(e.lbody), rbody=x(e.rbody))
+        if isinstance(e, C.ListCase):
+            st = prune(e.scrut.ty) if e.scrut.ty is not None else None
+            scrut = x(e.scrut)
+            self._bind(e.hname, "list", st.elem if isinstance(st, List) else None)
+            self._bind(e.tname, "list", st)
+            return replace(e, scrut=scrut, nil=x(e.nil), cons=x(e.cons))
+        if isinstance(e, C.Deriv):
+            fn = x(e.fn)
+            return self.deriv(e, fn, [x(a) for a in e.args])
+        if isinstance(e, C.ARRAY_NODES):
+            raise Declined(f"{self.who}: derivative operators in a program with arrays")
+        return _map_children(e, x)
+
+    # ---- one operator ----
+    def deriv(self, e: C.Deriv, fn: C.CExpr, args: list[C.CExpr]) -> C.CExpr:
+        """The operator `e` (its function and arguments already without operators) as core code."""
+        forward = e.op == "jvp"
+        rules = PlainForwardRules() if forward else PlainReverseRules(e.dom)
+        t = _InnerTransformer(rules, self.fresh)
+        fd, xv, tv, yv = (self.fresh(n) for n in ("fd", "x", "dx" if forward else "dy", "y"))
+        dual_fn = self.scoped(e.op, fn, t)
+        arg = args[1] if len(args) > 1 else C.Const(1.0)  # grad f x = vjp f x 1.0
+        if forward:
+            xs = _structure(e.dom, lambda p: C.PairC(at(C.Var(xv), p), at(C.Var(tv), p)), lambda: C.Const(()))
+            out = _structure(e.cod, lambda p: C.Snd(at(C.Var(yv), p)), lambda: C.Const(()))
+        else:
+            xs = self.interleave(e.dom, C.Var(xv))
+            out = self.deinterleave(e.cod, e.dom, C.Var(yv), C.Var(tv))
+        body = C.Let(yv, C.App(C.Var(fd), xs), out)
+        return C.Let(fd, dual_fn, C.Let(xv, args[0], C.Let(tv, arg, body, ty=e.ty), ty=e.ty), ty=e.ty)
+
+    def interleave(self, dom: Type, x: C.CExpr) -> C.CExpr:
+        """Fig. 7's Interleave¹ at c = τ: input real k gets `λz. onehot_k z`."""
+
+        def leaf(p: Path) -> C.CExpr:
+            z = self.fresh("z")
+            return C.PairC(at(x, p), C.Lam(z, onehot(dom, p, C.Var(z))))
+
+        return _structure(dom, leaf, lambda: C.Const(()))
+
+    def deinterleave(self, cod: Type, dom: Type, y: C.CExpr, dy: C.CExpr) -> C.CExpr:
+        """Fig. 7's Deinterleave¹ applied to dy: Σ over σ's reals of their backpropagator at dy's."""
+        terms = [C.App(C.Snd(at(y, p)), at(dy, p)) for p in leaves(cod)]
+        if not terms:
+            return zero(dom)
+        out = terms[0]
+        for term in terms[1:]:
+            out = plus(dom, out, term, self.fresh)
+        return out
+
+    def scoped(self, op: str, fn: C.CExpr, t: Transformer) -> C.CExpr:
+        """D[fn] in a scope that gives each free variable its transformed meaning: a first-order
+        one the stage's constant D[z]; a function bound by let / letrec its transformed code."""
+        lifted: dict[str, Type] = {}
+        copies: dict[str, _Binding] = {}
+        todo = [fn]
+        while todo:
+            code = todo.pop()
+            for v in sorted(C.free_vars(code)):
+                if v in lifted or v in copies:
+                    continue
+                b = self.env.get(v)
+                if b is None or b.ty is None:
+                    raise Declined(f"{self.who}: `{op}`: the type of the free variable `{v}` is unknown")
+                if is_first_order(b.ty):
+                    lifted[v] = b.ty
+                    continue
+                self._check_known(op, v, b)
+                copies[v] = b
+                todo.append(b.rhs if b.kind == "let" else C.Lam(str(b.param), b.fbody))  # type: ignore[arg-type]
+        names = {v: self.fresh(v) for v in [*lifted, *copies]}
+        out = t.expr(self.rename(fn, names))
+        for v, b in sorted(copies.items(), key=lambda kv: -kv[1].order):  # the latest-bound innermost
+            if b.kind == "let":
+                out = C.Let(names[v], t.expr(self.rename(b.rhs, names)), out)  # type: ignore[arg-type]
+            else:
+                p = self.fresh(str(b.param))
+                fbody = t.expr(self.rename(b.fbody, {**names, str(b.param): p}))  # type: ignore[arg-type]
+                out = C.LetRec(names[v], p, fbody, out)
+        for v in sorted(lifted, key=lambda v: -self.env[v].order):
+            out = C.Let(names[v], self.lift(op, C.Var(v, ty=lifted[v]), lifted[v], t), out)
+        return out
+
+    def _check_known(self, op: str, v: str, b: _Binding) -> None:
+        if b.kind in _WHAT:
+            raise Declined(
+                f"{self.who}: `{op}` differentiates code that is not statically known: `{v}` is {_WHAT[b.kind]}; "
+                "eliminating it needs seed 001's reflective J⃖ (§4), which transforms a closure at run time "
+                "(the reference interpreter evaluates the program with tagged forward mode)"
+            )
+        if b.kind == "letrec" and b.fbody is None:
+            raise Declined(
+                f"{self.who}: `{op}` inside the recursive function `{v}` differentiates a call of `{v}` itself: "
+                "its transformed copy would contain the operator being eliminated"
+            )
+
+    def lift(self, op: str, v: C.CExpr, ty: Type, t: Transformer) -> C.CExpr:
+        """D[v] for a free first-order variable: every real a constant of the inner operator."""
+        ty = prune(ty)
+        if not contains_real(ty):
+            return v
+        if isinstance(ty, Real):
+            return t.rules.const(t, v)
+        if isinstance(ty, Pair):
+            u = self.fresh("l")
+            left = self.lift(op, C.Fst(C.Var(u)), ty.left, t)
+            return C.Let(u, v, C.PairC(left, self.lift(op, C.Snd(C.Var(u)), ty.right, t)))
+        if isinstance(ty, List):
+            r = self.fresh("r")
+            return C.Op("map", [C.Lam(r, self.lift(op, C.Var(r), ty.elem, t)), v])
+        if isinstance(ty, Sum):
+            a, b = self.fresh("l"), self.fresh("r")
+            left = C.Inl(self.lift(op, C.Var(a), ty.left, t))
+            return C.Case(v, a, left, b, C.Inr(self.lift(op, C.Var(b), ty.right, t)))
+        raise Declined(f"{self.who}: `{op}`: a free variable of type {ty} cannot be made a constant")
+
+    def rename(self, e: C.CExpr, names: dict[str, str]) -> C.CExpr:
+        """A copy of `e` with free variables renamed by `names` and every binder renamed apart."""
+        m = dict(names)
+        fresh = self.fresh
+
+        def go(e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per binding construct
+            if isinstance(e, C.Var):
+                return replace(e, name=m.get(e.name, e.name))
+            if isinstance(e, C.Lam):
+                m[e.param] = fresh(e.param)
+                return replace(e, param=m[e.param], body=go(e.body))
+            if isinstance(e, C.Let):
+                rhs = go(e.rhs)
+                m[e.name] = fresh(e.name)
+                return replace(e, name=m[e.name], rhs=rhs, body=go(e.body))
+            if isinstance(e, C.LetRec):
+                m[e.name], m[e.param] = fresh(e.name), fresh(e.param)
+                return replace(e, name=m[e.name], param=m[e.param], fbody=go(e.fbody), body=go(e.body))
+            if isinstance(e, C.Case):
+                scrut = go(e.scrut)
+                m[e.lname], m[e.rname] = fresh(e.lname), fresh(e.rname)
+                return replace(e, scrut=scrut, lname=m[e.lname], lbody=go(e.lbody), rname=m[e.rname], rbody=go(e.rbody))
+            if isinstance(e, C.ListCase):
+                scrut = go(e.scrut)
+                m[e.hname], m[e.tname] = fresh(e.hname), fresh(e.tname)
+                return replace(e, scrut=scrut, nil=go(e.nil), hname=m[e.hname], tname=m[e.tname], cons=go(e.cons))
+            if isinstance(e, C.ARRAY_NODES):
+                raise Declined(f"{self.who}: derivative operators in a program with arrays")
+            return _map_children(e, go)
+
+        return go(e)
+
+
+def _map_children(e: C.CExpr, fn: Callable[[C.CExpr], C.CExpr]) -> C.CExpr:
+    """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing)."""
+    changes: dict[str, object] = {}
+    for f in fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, C.CExpr):
+            changes[f.name] = fn(v)
+        elif isinstance(v, list) and v and isinstance(v[0], C.CExpr):
+            changes[f.name] = [fn(a) for a in v]
+    return replace(e, **changes) if changes else e
+
+
+def eliminate(core: C.CExpr, who: str = "derivative-operator elimination (seed 001)") -> C.CExpr:
+    """`core` with every derivative operator replaced by its forward / naive reverse transformation
+    (innermost first); `who` names the stage in the reason of a `Declined`."""
+    return run_deep(Eliminator(who).expr, core)
+
+
+_CACHE: weakref.WeakKeyDictionary[Program, C.CExpr | Declined] = weakref.WeakKeyDictionary()
+
+
+def eliminated(prog: Program) -> C.CExpr:
+    """`prog.core` without derivative operators, computed once per program (every stage shares it);
+    raises `Declined` without naming a stage."""
+    out = _CACHE.get(prog)
+    if out is None:
+        try:
+            out = eliminate(prog.core, "derivative-operator elimination (seed 001)")
+        except Declined as exc:
+            out = exc
+        _CACHE[prog] = out
+    if isinstance(out, Declined):
+        raise Declined(str(out))
+    return out
