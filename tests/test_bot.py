@@ -388,6 +388,22 @@ def test_matmul_and_mlp_use_bulk_operations_only():
         assert {"Elementwise", "ArrOp"} <= kinds, (name, kinds)
 
 
+def test_a_gather_that_permutes_its_indices_is_a_transposition():
+    """matmul reads `b ! [p, j]` for an index [i, j]: a `tr` of b (a view), no multi-hot cotangent."""
+    n = 6
+    src = rf"\((a, b) : (Array [{n}, {n}] R, Array [{n}, {n}] R)) ->"
+    src += rf" build [{n}, {n}] (\[i, j] -> sumOuter (build1 {n} (\p -> a ! [i, p] * b ! [p, j])))"
+    out = bulk_operation_transform(adv.parse(src).core)
+    assert not any(isinstance(e, C.Gather) for e in builds(out))
+    x = (np.arange(n * n).reshape(n, n) / 7.0, np.ones((n, n)))
+    _, back = adv.engine("bot").vjp(adv.parse(src), x)
+    back(np.ones((n, n)))
+    assert back.stats["onehot_volume"] == 0
+    # a gather into a smaller shape reads a block: it stays a gather
+    part = r"\(b : Array [3, 4] R) -> build [3, 3] (\[i, j] -> b ! [i, j])"
+    assert any(isinstance(e, C.Gather) for e in builds(bulk_operation_transform(adv.parse(part).core)))
+
+
 def test_index_dependent_if_becomes_a_strict_cond_guarding_partial_operations():
     # §5.2: build1 k (\i -> if b then u else v) computes both branches; log sees 1.0 where not taken
     text = shown("guarded-log")

@@ -759,8 +759,9 @@ class _Bot:
     def gather(self, arr: C.CExpr, params: list[str], idxs: list[C.CExpr], shape: tuple[int, ...]) -> C.CExpr:
         """`gather shape arr (\\params -> idxs)`, simplified: the identity is `arr` (§4.5, footnote 23:
         gather [k] a (\\i -> i) = a when a has length k); a gather of a transposition permutes the
-        index; a gather of a replicate or of a gather whose leading index is in range reads the
-        inner array directly; a gather without index components is replicates."""
+        index; a gather that only permutes its parameters is a `tr`; a gather of a replicate or of
+        a gather whose leading index is in range reads the inner array directly; a gather without
+        index components is replicates."""
         shape = tuple(shape)
         self.note_params(params, shape)
         n = len(params)
@@ -768,6 +769,16 @@ class _Bot:
         if len(idxs) == n and all(isinstance(c, C.Var) and c.name == p for c, p in zip(idxs, params, strict=True)):
             if src[:n] == shape[:n]:
                 return arr
+        names = [c.name if isinstance(c, C.Var) else None for c in idxs]
+        if len(idxs) == n == len(src) and sorted(map(str, names)) == sorted(params):
+            # gather sh a (\ps -> [p_q0, .., p_qn]) with every index a parameter: a transposition
+            # when the shapes agree (Fig. 10's `index (tr t)` read backwards), a view, no multi-hot.
+            reads = [params.index(name) for name in names]  # axis e of arr reads parameter reads[e]
+            if all(shape[q] == src[e] for e, q in enumerate(reads)):
+                perm = [0] * n
+                for e, q in enumerate(reads):
+                    perm[q] = e
+                return _tr(tuple(perm), arr)
         if not idxs:  # gather sh a (\ps -> []) = build sh (\_ -> a): replicates, not a gather
             out = arr
             for d in reversed(range(n)):
