@@ -11,6 +11,12 @@ scatterMax is `anp.max` over `anp.where(onehot, values, -inf)`. A gather is adva
 
 The input's real leaves are packed into one vector (autograd differentiates one array argument) and
 sliced apart inside the differentiated function; the output's leaves are concatenated.
+
+Derivative operators inside a program (seed 001, feature "nested") are autograd's own, on the
+vector of the reals of their argument: `vjp f x dy` is `make_vjp`, `grad f x` is `autograd.grad`,
+`jvp f x dx` is autograd's forward mode `make_jvp` (`nested_vjp`, `nested_grad`, `nested_jvp`).
+autograd boxes the values of each trace with the trace's own id, so the engine's outer `make_vjp`
+differentiates through the inner operators and the perturbations of nested operators stay apart.
 """
 
 from __future__ import annotations
@@ -22,15 +28,55 @@ from typing import Any
 
 import autograd.numpy as anp
 import numpy as np
-from autograd import make_vjp
-from autograd.tracer import getval
+from autograd import grad, make_vjp
+from autograd.differential_operators import make_jvp
+from autograd.tracer import Box, getval
 
 from .common import LibraryOps
 from .tensor import TensorEngine, ravel_targets
 
 
+def _vector_fn(f: Callable[[list], list], n: int) -> Callable[[Any], Any]:
+    """`f` (list of n scalars -> list of scalars) as a function of one vector to one vector, as
+    autograd's operators take it."""
+    return lambda v: anp.array(f([v[k] for k in range(n)]))
+
+
+def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
+    """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs` by `autograd.make_vjp`; any argument
+    may be boxed by an enclosing derivative, which then differentiates through this one. (Also the
+    source of the helper of the same name in a `repro.py`.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "output seems independent of input": a constant f
+        pull, _ = make_vjp(_vector_fn(f, len(xs)))(anp.array(xs))
+        g = pull(anp.array(dys))
+    return [g[k] for k in range(len(xs))]
+
+
+def nested_grad(f: Callable[[list], list], xs: list) -> list:
+    """The gradient of the scalar `f` (its one output) at `xs` by `autograd.grad`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = grad(lambda v: _vector_fn(f, len(xs))(v)[0])(anp.array(xs))
+    return [g[k] for k in range(len(xs))]
+
+
+def nested_jvp(f: Callable[[list], list], xs: list, dxs: list) -> list:
+    """J·dxs of `f` at `xs` by autograd's forward mode (`make_jvp`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, t = make_jvp(_vector_fn(f, len(xs)))(anp.array(xs))(anp.array(dxs))
+    return [t[k] for k in range(len(getval(t)))]
+
+
 class AutogradOps(LibraryOps):
     lib = anp
+    lib_vjp = staticmethod(nested_vjp)
+    lib_grad = staticmethod(nested_grad)
+    lib_jvp = staticmethod(nested_jvp)
+
+    def is_grad_seed(self, dy: Any) -> bool:
+        return not isinstance(dy, Box) and float(dy) == 1.0
 
     def primal(self, a: Any) -> float:
         return float(getval(a))

@@ -1,4 +1,12 @@
-"""What the autograd, JAX and PyTorch adapters share: the ops namespace and the flatten/unflatten wrapper."""
+"""What the autograd, JAX and PyTorch adapters share: the ops namespace and the flatten/unflatten wrapper.
+
+Derivative operators (seed 001): `to_python` compiles `vjp f x dy`, `jvp f x dx` and `grad f x` to
+`ops.vjp(f, x, dy, dom, cod)` / `ops.jvp(f, x, dx, dom, cod)`. `operator_vjp` / `operator_jvp` turn
+these into the library's own nesting-capable transforms on lists of scalars (`ops.lib_vjp`,
+`ops.lib_jvp`, `ops.lib_grad`), so that the library's outer differentiation of the program goes
+through the inner one and the library's rules for nesting are what is tested: keeping the
+perturbations of nested operators apart, and the derivatives of its own derivative code.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +16,57 @@ from typing import Any
 
 from ...lang.deep import run_deep
 from ...lang.errors import DomainError
+from ...lang.nested import leaves as _leaves
+from ...lang.nested import map_leaves as _map_leaves
 from ...lang.numeric import POLE_MARGIN
 from ...lang.program import Program, to_python
+from ...lang.types import Real, Type, contains_real, prune
 from ...lang.values import check_value, flatten, unflatten
 from ..engine import Back, value_size
 
 FlatVjp = tuple[list[float], Callable[[list[float]], list[float]]]
+LeafFn = Callable[[list], list]
+
+
+def operator_vjp(ops: Any, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
+    """`vjp f x dy` (`grad f x` when `dy` is `grad`'s literal 1.0) by the library's reverse mode on the
+    reals of `x`. Where there is nothing to differentiate the library is not asked, but `f` still
+    runs (as in the reference) so that a domain error inside it is raised."""
+    xs = _leaves(x, dom)
+    if not xs:
+        return x
+    if not contains_real(cod):
+        f(x)
+        return _map_leaves(x, dom, lambda _: ops.const(0.0))
+    fn = _leaf_fn(f, x, dom, cod, {})
+    if isinstance(prune(cod), Real) and ops.is_grad_seed(dy):
+        gs = ops.lib_grad(fn, xs)
+    else:
+        gs = ops.lib_vjp(fn, xs, _leaves(dy, cod))
+    it = iter(gs)
+    return _map_leaves(x, dom, lambda _: next(it))
+
+
+def operator_jvp(ops: Any, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
+    """`jvp f x dx` by the library's forward mode (or what stands for it) on the reals of `x`."""
+    xs = _leaves(x, dom)
+    if not xs or not contains_real(cod):
+        return _map_leaves(f(x), cod, lambda _: ops.const(0.0))
+    holder: dict[str, Any] = {}
+    ts = iter(ops.lib_jvp(_leaf_fn(f, x, dom, cod, holder), xs, _leaves(dx, dom)))
+    return _map_leaves(holder["y"], cod, lambda _: next(ts))
+
+
+def _leaf_fn(f: Callable[[Any], Any], x: Any, dom: Type, cod: Type, holder: dict[str, Any]) -> LeafFn:
+    """`f` as a function from the list of the reals of its argument (shaped like `x`) to the list of
+    the reals of its result, which is kept in `holder["y"]` (its shape)."""
+
+    def fn(leaves: list) -> list:
+        it = iter(leaves)
+        y = holder["y"] = f(_map_leaves(x, dom, lambda _: next(it)))
+        return _leaves(y, cod)
+
+    return fn
 
 
 class LibraryOps:
@@ -99,6 +152,30 @@ class LibraryOps:
 
     def ge(self, a: Any, b: Any) -> bool:
         return self.primal(a) >= self.primal(b)
+
+    # ---- derivative operators (seed 001) through the library's own transforms ----
+    def vjp(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
+        return operator_vjp(self, f, x, dy, dom, cod)
+
+    def jvp(self, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
+        return operator_jvp(self, f, x, dx, dom, cod)
+
+    def lib_vjp(self, fn: LeafFn, xs: list, dys: list) -> list:
+        """Jᵀ·dys of `fn` (list of scalars -> list of scalars) at `xs`, differentiable again."""
+        raise NotImplementedError(f"{type(self).__name__}: no derivative operators")
+
+    def lib_jvp(self, fn: LeafFn, xs: list, dxs: list) -> list:
+        """J·dxs of `fn` at `xs`, differentiable again."""
+        raise NotImplementedError(f"{type(self).__name__}: no derivative operators")
+
+    def lib_grad(self, fn: LeafFn, xs: list) -> list:
+        """The gradient of the scalar `fn` at `xs` (a library's own `grad`, where it has one)."""
+        return self.lib_vjp(fn, xs, [self.const(1.0)])
+
+    def is_grad_seed(self, dy: Any) -> bool:
+        """Whether `dy` is a constant 1.0 (not traced by an enclosing derivative), so that `lib_grad`
+        may stand for `lib_vjp`; a traced `dy` must go through `lib_vjp` to be differentiated."""
+        return False
 
 
 class AdapterEngine:

@@ -13,6 +13,12 @@ among tied maxima; a tie is a kink, inconclusive), `cond` is `jnp.where`.
 an eager run are replayed while `jit` traces: `tensor.Branches`), so XLA's compiled and fused
 kernels are what is differentiated.
 
+Derivative operators inside a program (seed 001, feature "nested") are JAX's own transforms:
+`vjp f x dy` is `jax.vjp`, `grad f x` is `jax.grad`, `jvp f x dx` is `jax.jvp`, each on the list of
+the reals of `x` (`nested_vjp`, `nested_grad`, `nested_jvp`), so the outer `jax.vjp` / `jax.jvp` of
+the engine (and `jax.jit`) differentiates through them: `grad` of a function calling `grad`, `jvp`
+of `grad` (what `jax.hessian` composes), with JAX's tracer levels keeping the perturbations apart.
+
 Importing this module switches JAX to 64-bit floats (`jax_enable_x64`): the oracles compare in
 double precision, and single precision would be judged against it.
 """
@@ -35,8 +41,35 @@ jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
 
 
+def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
+    """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs` by `jax.vjp`; any argument may be
+    a tracer of an enclosing transform, which then differentiates through this one. (Also the
+    source of the helper of the same name in a `repro.py`.)"""
+    _, pull = jax.vjp(lambda a: [jnp.asarray(y, dtype=F64) for y in f(a)], list(xs))
+    (g,) = pull([jnp.asarray(d, dtype=F64) for d in dys])
+    return list(g)
+
+
+def nested_grad(f: Callable[[list], list], xs: list) -> list:
+    """The gradient of the scalar `f` (its one output) at `xs` by `jax.grad`."""
+    return list(jax.grad(lambda a: jnp.asarray(f(a)[0], dtype=F64))(list(xs)))
+
+
+def nested_jvp(f: Callable[[list], list], xs: list, dxs: list) -> list:
+    """J·dxs of `f` at `xs` by `jax.jvp`."""
+    tangents = [jnp.asarray(d, dtype=F64) for d in dxs]
+    _, ts = jax.jvp(lambda a: [jnp.asarray(y, dtype=F64) for y in f(a)], (list(xs),), (tangents,))
+    return list(ts)
+
+
 class JaxOps(LibraryOps):
     lib = jnp
+    lib_vjp = staticmethod(nested_vjp)
+    lib_grad = staticmethod(nested_grad)
+    lib_jvp = staticmethod(nested_jvp)
+
+    def is_grad_seed(self, dy: Any) -> bool:
+        return not isinstance(dy, jax.core.Tracer) and float(dy) == 1.0
 
     def lift(self, r: float) -> Any:
         return jnp.asarray(r, dtype=F64)

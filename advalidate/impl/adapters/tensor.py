@@ -184,7 +184,8 @@ class TensorEngine(AdapterEngine):
     `vjp_leaves` (and `jvp_leaves` for forward mode); `runtime(ops, xp)` may replace the array runtime.
     """
 
-    supports = frozenset({"lists", "sums", "recursion", "par", "higher-order", "arrays"})
+    # "nested": derivative operators inside programs, through the library's own transforms (`ops.lib_vjp`, ...)
+    supports = frozenset({"lists", "sums", "recursion", "par", "higher-order", "arrays", "nested"})
     semantics = "language"  # the out-of-range semantics mapped (see `namespace`)
 
     def namespace(self) -> Any:

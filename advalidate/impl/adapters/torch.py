@@ -14,6 +14,17 @@ include_self=False)` on the flattened leading dimensions.
   flattened leading dimensions.
 - `torch-index`: scatter is `zeros.index_put_(indices, values, accumulate=True)` (in place on a
   fresh zeros tensor, which autograd records).
+
+Derivative operators inside a program (seed 001, feature "nested") are `torch.autograd.grad(...,
+create_graph=True)`: `vjp f x dy` directly (`nested_vjp`), `jvp f x dx` by the double-vjp trick
+(`nested_jvp`: J·dx is the gradient in u of ⟨Jᵀu, dx⟩, Jᵀu being linear in u). This is the API the
+engine's own reverse pass uses (`torch.autograd.grad` on tensors requiring grad), so an outer
+reverse pass differentiates the graph the inner one built; it also composes with the engine's
+forward mode (the backward formulas run on `forward_ad` dual tensors). `torch.func.jvp` and a
+second `forward_ad` level do not: PyTorch raises "Nested forward mode AD is not supported" inside
+the engine's `jvp`. The inner function's argument is a fresh node (`x + 0` with a leaf zero that
+requires grad), so the inner gradient is taken with respect to that occurrence only, never
+with respect to the same tensor captured by the function (which would be perturbation confusion).
 """
 
 from __future__ import annotations
@@ -31,8 +42,55 @@ from .tensor import ForwardMode, TensorEngine, ravel_targets
 DTYPE = torch.float64
 
 
+def _t(x: Any) -> torch.Tensor:
+    return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+
+def _grads(ys: list, xs: list, dys: list, create_graph: bool = False) -> list:
+    """`torch.autograd.grad` of ⟨ys, dys⟩ with respect to `xs`; outputs that do not require grad (constants)
+    contribute nothing, inputs they do not reach get zeros."""
+    pairs = [(y, d) for y, d in zip(ys, dys, strict=True) if y.requires_grad]
+    if not pairs or not xs:
+        return [torch.zeros_like(x) for x in xs]
+    gs = torch.autograd.grad(
+        [y for y, _ in pairs],
+        xs,
+        grad_outputs=[_t(d).reshape(y.shape) for y, d in pairs],
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+        materialize_grads=True,
+    )
+    return list(gs)
+
+
+def _fresh(xs: list) -> list:
+    """Each scalar as a new node requiring grad that still depends on it (for enclosing derivatives)."""
+    return [_t(x) + torch.zeros((), dtype=torch.float64, requires_grad=True) for x in xs]
+
+
+def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
+    """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs`, by `torch.autograd.grad(...,
+    create_graph=True)`, so an enclosing derivative differentiates through it. (Also the source of
+    the helper of the same name in a `repro.py`.)"""
+    with torch.enable_grad():
+        ins = _fresh(xs)
+        return _grads([_t(y) for y in f(ins)], ins, dys, create_graph=True)
+
+
+def nested_jvp(f: Callable[[list], list], xs: list, dxs: list) -> list:
+    """J·dxs of `f` at `xs` by two reverse passes: the gradient in `u` of ⟨Jᵀu, dxs⟩ (at u = 0)."""
+    with torch.enable_grad():
+        ins = _fresh(xs)
+        ys = [_t(y) for y in f(ins)]
+        us = [torch.zeros_like(y, requires_grad=True) for y in ys]
+        return _grads(_grads(ys, ins, us, create_graph=True), us, dxs, create_graph=True)
+
+
 class TorchOps(LibraryOps):
     lib = torch
+    lib_vjp = staticmethod(nested_vjp)
+    lib_jvp = staticmethod(nested_jvp)
 
     def lift(self, r: float) -> Any:
         return torch.tensor(r, dtype=DTYPE)
@@ -42,10 +100,6 @@ class TorchOps(LibraryOps):
 
     def atan(self, a: Any) -> Any:
         return torch.atan(a)
-
-
-def _t(x: Any) -> torch.Tensor:
-    return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x, dtype=np.float64))
 
 
 def _index(idxs: tuple) -> tuple:
@@ -203,18 +257,7 @@ class TorchEngine(ForwardMode, TensorEngine):
             ys = fn(xs)
 
         def back(dy: list) -> list:
-            pairs = [(y, d) for y, d in zip(ys, dy, strict=True) if y.requires_grad]
-            if not pairs or not xs:
-                return [torch.zeros_like(x) for x in xs]
-            gs = torch.autograd.grad(
-                [y for y, _ in pairs],
-                xs,
-                grad_outputs=[d.reshape(y.shape) for y, d in pairs],
-                retain_graph=True,
-                allow_unused=True,
-                materialize_grads=True,
-            )
-            return list(gs)
+            return _grads(ys, xs, dy)
 
         return [y.detach() for y in ys], back
 
