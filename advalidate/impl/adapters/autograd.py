@@ -44,8 +44,8 @@ def _vector_fn(f: Callable[[list], list], n: int) -> Callable[[Any], Any]:
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
     """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs` by `autograd.make_vjp`; any argument
-    may be boxed by an enclosing derivative, which then differentiates through this one. (Also the
-    source of the helper of the same name in a `repro.py`.)"""
+    may be boxed by an enclosing derivative, which then differentiates through this one. (The
+    adapter's own code, copied into a finding's `repro.py`.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "output seems independent of input": a constant f
         pull, _ = make_vjp(_vector_fn(f, len(xs)))(anp.array(xs))
@@ -229,9 +229,11 @@ class AutogradEngine(TensorEngine):
             "lift": lambda t: t,
             "lib": "anp",
             "atan": "anp.arctan",
-            "imports": "import math\n\nimport autograd.numpy as anp\nimport numpy as np\nfrom autograd import grad\n"
+            "imports": "import math\nimport warnings\n\nimport autograd.numpy as anp\nimport numpy as np\n"
+            "from autograd import grad, make_vjp\nfrom autograd.differential_operators import make_jvp\n"
             "from autograd.tracer import getval\n\n\n" + inspect.getsource(ravel_targets),
             "driver": AUTOGRAD_DRIVER,
             "what": "autograd.grad, explicit masking",
             "needs": "autograd",
+            "nested": [_vector_fn, nested_vjp, nested_grad, nested_jvp],
         }

@@ -43,8 +43,8 @@ F64 = jnp.float64
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
     """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs` by `jax.vjp`; any argument may be
-    a tracer of an enclosing transform, which then differentiates through this one. (Also the
-    source of the helper of the same name in a `repro.py`.)"""
+    a tracer of an enclosing transform, which then differentiates through this one. (The
+    adapter's own code, copied into a finding's `repro.py`.)"""
     _, pull = jax.vjp(lambda a: [jnp.asarray(y, dtype=F64) for y in f(a)], list(xs))
     (g,) = pull([jnp.asarray(d, dtype=F64) for d in dys])
     return list(g)
@@ -277,6 +277,7 @@ class JaxEngine(ForwardMode, TensorEngine):
             "driver": JAX_DRIVER.format(f="jax.jit(f)" if self.jit else "f"),
             "what": "jax.vjp" + (" of the whole function under jax.jit" if self.jit else ", eager"),
             "needs": f"jax {jax.__version__}",
+            "nested": [nested_vjp, nested_grad, nested_jvp],
         }
 
 

@@ -14,6 +14,14 @@ traced function `f(x0, x1, ...)`, the input and the output cotangent, and prints
 - central differences of the script's own primal ⟨f(x), dy⟩ (step 1e-6 relative), so a wrong
   derivative rule of the library shows even without trusting the literal.
 
+Derivative operators inside the program (seed 001) are written in the library's own API: the
+function an operator differentiates becomes a nested `def` (its body traced when the library
+called it, so it may use the variables of the enclosing function, as the program's closure did),
+and the operator a call of the adapter's helper `nested_vjp` / `nested_grad` / `nested_jvp`, whose
+source is copied into the script (`jax.vjp` / `jax.grad` / `jax.jvp`; `torch.autograd.grad(...,
+create_graph=True)`; autograd's `make_vjp` / `grad` / `make_jvp`). The expected gradient of such
+a program is the reference interpreter's (tagged nested forward mode), not the `tape` engine's.
+
 Nothing of advalidate is imported by the script: `python repro.py` with the library installed.
 """
 
@@ -26,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ...lang.program import Program
+from ...lang.program import Program, evaluate
+from ...lang.types import Type
 from ...lang.xp import NAMESPACE_FUNCTIONS
+from .common import LeafFn, operator_jvp, operator_vjp
 
 EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop")
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
@@ -53,11 +63,30 @@ class Trace:
         self.lines: list[str] = []
         self.n = 0
 
-    def fresh(self, value: Any, expr: str) -> Sym:
+    def name(self, prefix: str = "v") -> str:
         self.n += 1
-        name = f"v{self.n}"
+        return f"{prefix}{self.n}"
+
+    def fresh(self, value: Any, expr: str) -> Sym:
+        name = self.name()
         self.lines.append(f"    {name} = {expr}")
         return Sym(name, value)
+
+    def function(self, fn: LeafFn, leaves: list, lift: Callable[[str], str]) -> tuple[str, list]:
+        """`fn` applied to `leaves` (the library's values), traced as a nested `def` (appended to the
+        lines at the current position): its name and `fn`'s results, unwrapped."""
+        name = self.name("f")
+        params = [Sym(self.name(), leaf) for leaf in leaves]
+        outer, self.lines = self.lines, []
+        try:
+            outs = fn(params)
+        finally:
+            body, self.lines = self.lines, outer
+        self.lines.append(f"    def {name}(xs):")
+        self.lines.append(f"        [{', '.join(p.name for p in params)}] = xs")
+        self.lines.extend("    " + ln for ln in body)
+        self.lines.append(f"        return [{', '.join(literal(o, lift) for o in outs)}]")
+        return name, [unwrap(o) for o in outs]
 
 
 def unwrap(a: Any) -> Any:
@@ -138,6 +167,39 @@ class TraceOps:
             return lambda a: self._trace.fresh(fn(unwrap(a)), f"{lib_fn}({literal(a, self._lift)})")
         return fn
 
+    # ---- derivative operators: the adapter's plumbing, with its library calls traced ----
+    def vjp(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
+        return operator_vjp(self, f, x, dy, dom, cod)
+
+    def jvp(self, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
+        return operator_jvp(self, f, x, dx, dom, cod)
+
+    def is_grad_seed(self, dy: Any) -> bool:
+        return self._inner.is_grad_seed(unwrap(dy))
+
+    def lib_vjp(self, fn: LeafFn, xs: list, dys: list) -> list:
+        return self._operator("nested_vjp", self._inner.lib_vjp, fn, xs, dys)
+
+    def lib_grad(self, fn: LeafFn, xs: list) -> list:
+        return self._operator("nested_grad", self._inner.lib_grad, fn, xs)
+
+    def lib_jvp(self, fn: LeafFn, xs: list, dxs: list) -> list:
+        return self._operator("nested_jvp", self._inner.lib_jvp, fn, xs, dxs)
+
+    def _operator(self, helper: str, run: Callable[..., list], fn: LeafFn, xs: list, *rest: list) -> list:
+        """One call of the library's operator `run`, written as `vN = helper(fK, [xs], [...])` after the
+        nested `def fK` that the library's call of `fn` traced."""
+        traced: dict[str, str] = {}
+
+        def inner(leaves: list) -> list:
+            traced["name"], outs = self._trace.function(fn, list(leaves), self._lift)
+            return outs
+
+        result = run(inner, unwrap(xs), *(unwrap(r) for r in rest))
+        args = ", ".join(literal(list(a), self._lift) for a in (xs, *rest))
+        out = self._trace.fresh(result, f"{helper}({traced['name']}, {args})")
+        return [Sym(f"{out.name}[{k}]", r) for k, r in enumerate(result)]
+
 
 def namespace_source(ns: Any) -> str:
     """The source of the namespace's classes (base classes first) and its module's helpers."""
@@ -179,6 +241,7 @@ def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, not
     xs = [np.asarray(v, dtype=float).tolist() for v in leaves]
     dys = [np.asarray(v, dtype=float).tolist() for v in real_leaves(dy)]
     exp = [np.asarray(v, dtype=float).tolist() for v in real_leaves(expected)]
+    value = [np.asarray(v, dtype=float).tolist() for v in real_leaves(evaluate(prog, x, "float"))]
     source = prog.source.strip() if getattr(prog, "source", None) else ""
     header = (
         f"# Standalone reproducer written by advalidate for engine {engine.name!r} ({r['what']}).\n"
@@ -188,19 +251,62 @@ def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, not
         + "".join(f"#   {ln}\n" for ln in source.splitlines())
     )
     body = "\n".join(lines) if lines else "    pass"
+    helpers = ""
+    if prog.uses_derivatives:  # the operators' helpers, in the library's own API (the adapter's code)
+        helpers = "\n\n" + "\n\n".join(inspect.getsource(fn) for fn in r["nested"])
     return (
         "from __future__ import annotations\n\n"
         + header
         + "\n"
         + r["imports"]
+        + helpers
         + "\n\n"
         + namespace_source(engine.namespace())
         + f"\n\nns = {type(engine.namespace()).__name__}.__new__({type(engine.namespace()).__name__})\n\n\n"
         + f"def f({args}):\n{body}\n    return [{', '.join(outs)}]\n\n\n"
-        + f"X = {xs!r}\nDY = {dys!r}\nEXPECTED = {exp!r}  # advalidate's reference gradient (tape engine)\n\n"
+        + f"X = {xs!r}\nDY = {dys!r}\nEXPECTED = {exp!r}  # advalidate's reference gradient ({reference_name(prog)})\n"
+        + f"EXPECTED_VALUE = {value!r}  # f(X) by advalidate's reference interpreter\n\n"
         + r["driver"]
         + DRIVER_COMMON
     )
+
+
+def reference_name(prog: Program) -> str:
+    return "reference interpreter, tagged nested forward mode" if prog.uses_derivatives else "tape engine"
+
+
+def expected_gradient(prog: Program, x: Any, dy: Any) -> Any:
+    """The gradient of ⟨prog(x), dy⟩ by advalidate's reference: the `tape` engine, or for a program with
+    derivative operators (which `tape` does not run) the reference interpreter's tagged forward
+    mode, one `jvp` per input real."""
+    from ...lang.nested import TaggedOps
+    from ...lang.numeric import reference_ops
+    from ...lang.program import to_python
+    from ...lang.types import R
+    from ...lang.values import flatten, unflatten
+
+    if not prog.uses_derivatives:
+        from ..seed000.tape import TapeStage
+
+        _, back = TapeStage().vjp(prog, x, numeric="float")
+        return back(dy)
+    ops = TaggedOps(reference_ops("float"))
+    f = to_python(prog, ops)
+    reals, weights = flatten(x), [ops.const(float(w)) for w in flatten(dy)]
+
+    def loss(k: int) -> Callable[[Any], Any]:
+        """⟨prog(x), dy⟩ as a function of the k-th real of x."""
+
+        def g(t: Any) -> Any:
+            y = flatten(f(unflatten(x, reals[:k] + [t] + reals[k + 1 :])))
+            total = ops.const(0.0)
+            for w, yk in zip(weights, y, strict=True):
+                total = ops.add(total, ops.mul(w, yk))
+            return total
+
+        return g
+
+    return unflatten(x, [float(ops.jvp(loss(k), r, ops.const(1.0), R, R)) for k, r in enumerate(reals)])
 
 
 DRIVER_COMMON = '''
@@ -240,6 +346,12 @@ if __name__ == "__main__":
         np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b), rtol=1e-6, atol=1e-8) for a, b in zip(lib, EXPECTED)
     )
     print("library gradient matches the expected one:", same)
+    # the value: for a program with derivative operators, itself a derivative computed by the library
+    value = [np.asarray(y, dtype=np.float64).tolist() for y in primal(X)]
+    print(LIBRARY, "value f(x):               ", value)
+    print("expected value (advalidate reference):", EXPECTED_VALUE)
+    same_value = all(np.allclose(a, b, rtol=1e-6, atol=1e-8) for a, b in zip(value, EXPECTED_VALUE))
+    print("library value matches the expected one:", same_value)
 '''
 
 JAX_DRIVER = """

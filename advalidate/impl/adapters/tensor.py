@@ -243,16 +243,15 @@ class TensorEngine(AdapterEngine):
 
     # ---- standalone reproducers (advalidate.impl.adapters.repro) ----
     def repro_info(self) -> dict[str, Any]:
-        """What `repro.py` needs: imports, the library's names, the driver code (see repro.py)."""
+        """What `repro.py` needs: imports, the library's names, the driver code, the helpers of the
+        derivative operators (`nested`: functions whose source is copied) (see repro.py)."""
         raise NotImplementedError
 
     def repro(self, prog: Program, x: Any, dy: Any) -> str:
         """The text of a standalone `repro.py` (library code only) for this engine at `x`, `dy`."""
-        from ..seed000.tape import TapeStage
-        from .repro import repro_script
+        from .repro import expected_gradient, repro_script
 
-        _, back = TapeStage().vjp(prog, x, numeric="float")
-        return run_deep(repro_script, self, prog, x, dy, back(dy))
+        return run_deep(repro_script, self, prog, x, dy, run_deep(expected_gradient, prog, x, dy))
 
 
 class ForwardMode:

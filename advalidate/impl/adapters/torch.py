@@ -71,8 +71,8 @@ def _fresh(xs: list) -> list:
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
     """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs`, by `torch.autograd.grad(...,
-    create_graph=True)`, so an enclosing derivative differentiates through it. (Also the source of
-    the helper of the same name in a `repro.py`.)"""
+    create_graph=True)`, so an enclosing derivative differentiates through it. (The adapter's own
+    code, copied into a finding's `repro.py`.)"""
     with torch.enable_grad():
         ins = _fresh(xs)
         return _grads([_t(y) for y in f(ins)], ins, dys, create_graph=True)
@@ -299,6 +299,7 @@ class TorchEngine(ForwardMode, TensorEngine):
             "driver": TORCH_DRIVER,
             "what": f"torch.autograd.grad, {self.semantics}",
             "needs": f"torch {torch.__version__}",
+            "nested": [_grads, _fresh, nested_vjp, nested_jvp],
         }
 
 
