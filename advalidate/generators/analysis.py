@@ -29,6 +29,15 @@ argument or result is an array), `array_pair` (a pair holding an array), `array_
 an array), `index_data` (an index read from an integer array), and the properties of gather /
 scatter index functions measured by `index_maps`: `map_repeated`, `map_out_of_range`,
 `map_permutation`.
+
+Derivative operators (`NESTED_CONSTRUCTS`, seed 001; counted apart, over the programs that have
+them): `deriv` (any of `grad`, `vjp`, `jvp`), each operator by name, `deriv_tuple` (an operator
+whose function takes or returns a tuple), `deriv_let_fn` (applied to a let-bound function),
+`deriv_param_fn` (applied to a function parameter), `deriv_depth2` / `deriv_depth3` (an operator
+inside the function another one differentiates, two or three levels: `nest_depth`), and
+`confusion`: an operator whose function reads a variable bound inside the function an enclosing
+operator differentiates (its parameter, or anything computed from it), the pattern of
+perturbation confusion, `grad (\\x -> x * grad (\\y -> x + y) 1.0) z`.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from dataclasses import dataclass
 
 from ..lang import ast as A
 from ..lang.program import Program
-from ..lang.types import Array, Arrow, Int, Real, Type, any_part
+from ..lang.types import Array, Arrow, Int, Pair, Real, Type, any_part
 
 #: The constructs the generator must cover (the issue's list); `EXTRA_CONSTRUCTS` are reported too.
 CONSTRUCTS: tuple[str, ...] = (
@@ -55,6 +64,10 @@ ARRAY_CONSTRUCTS: tuple[str, ...] = (
     "scatter", "scatterMax", "sumOuter", "maxOuter", "replicate", "tr", "reshape", "cond_array",
     "array_lit", "elementwise", "array_fn", "array_pair", "array_let", "index_data",
     "map_repeated", "map_out_of_range", "map_permutation",
+)  # fmt: skip
+NESTED_CONSTRUCTS: tuple[str, ...] = (
+    "deriv", "grad", "vjp", "jvp", "deriv_tuple", "deriv_let_fn", "deriv_param_fn", "deriv_depth2",
+    "deriv_depth3", "confusion",
 )  # fmt: skip
 
 _UNARY = frozenset(A.UNARY_REAL)
@@ -222,6 +235,7 @@ def constructs(prog: Program | A.Expr) -> set[str]:
         if _has_array(prog.output_type):
             add("array_output")
     _array_constructs(root, found)
+    _nested_constructs(root, found)
     return found
 
 
@@ -282,6 +296,65 @@ def _is_arith(e: A.Expr) -> bool:
         (isinstance(d, A.BinOp) and d.op in A.ARITH_OPS) or (isinstance(d, A.ArrayPrim) and d.name in ("div", "mod"))
         for d in walk(e)
     )
+
+
+# ---- derivative operators (seed 001) -------------------------------------------------------------
+
+
+def _let_functions(root: A.Expr) -> dict[str, A.Lam]:
+    """Let-bound lambdas by name (generated names are unique), so `grad f x` can see f's body."""
+    return {
+        e.pat.name: e.rhs
+        for e in walk(root)
+        if isinstance(e, A.Let) and isinstance(e.pat, A.PVar) and isinstance(e.rhs, A.Lam)
+    }
+
+
+def _binders_in(e: A.Expr) -> set[str]:
+    out: set[str] = set()
+    for x in walk(e):
+        out.update(_bound_here(x))
+    return out
+
+
+def _free_in(e: A.Expr) -> set[str]:
+    return {x.name for x in walk(e) if isinstance(x, A.Var)} - _binders_in(e)
+
+
+def _deriv_walk(e: A.Expr, lets: dict[str, A.Lam], inside: frozenset[str], found: set[str]) -> int:
+    """The nesting depth of operators under `e`; records the other nested constructs in `found`.
+    `inside`: the names bound in the functions the enclosing operators differentiate."""
+    if not isinstance(e, A.Deriv):
+        return max((_deriv_walk(c, lets, inside, found) for c in A.children(e)), default=0)
+    found.update(("deriv", e.op))
+    fn: A.Expr = e.fn
+    if isinstance(fn, A.Var):
+        found.add("deriv_let_fn" if fn.name in lets else "deriv_param_fn")
+        fn = lets.get(fn.name, fn)
+    if isinstance(e.fn_ty, Arrow) and (isinstance(e.fn_ty.dom, Pair) or isinstance(e.fn_ty.cod, Pair)):
+        found.add("deriv_tuple")
+    if inside and _free_in(fn) & inside:
+        found.add("confusion")
+    depth = 1 + _deriv_walk(fn, lets, inside | _binders_in(fn), found)
+    return max([depth] + [_deriv_walk(a, lets, inside, found) for a in e.args])
+
+
+def nest_depth(prog: Program | A.Expr, found: set[str] | None = None) -> int:
+    """How deep derivative operators nest (0: none; 2: an operator inside the function another
+    differentiates, a let-bound function's body included); an operator in the point or the
+    (co)tangent of another is not nested in it."""
+    root = prog.expr if isinstance(prog, Program) else prog
+    if not any(isinstance(e, A.Deriv) for e in walk(root)):
+        return 0
+    return _deriv_walk(root, _let_functions(root), frozenset(), set() if found is None else found)
+
+
+def _nested_constructs(root: A.Expr, found: set[str]) -> None:
+    depth = nest_depth(root, found)
+    if depth >= 2:
+        found.add("deriv_depth2")
+    if depth >= 3:
+        found.add("deriv_depth3")
 
 
 # ---- index functions of gather and scatter ------------------------------------------------------

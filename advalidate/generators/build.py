@@ -9,7 +9,10 @@ to depend on the input (differentiating a constant is uninteresting).
 
 The default (swarm) mix draws each feature of `FEATURES` with probability 2/3 (1/3 in a quarter of
 the programs), except "arrays", drawn with probability `ARRAY_SHARE` (so that roughly that share of
-the default mix are array programs; `advalidate gen --stats` measures the actual share).
+the default mix are array programs; `advalidate gen --stats` measures the actual share), and
+"nested" (derivative operators, seed 001), drawn with probability `NESTED_SHARE` for a program
+without arrays. A program with "nested" always contains an operator (one is added to the output
+when the rules happened to make none).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..lang.types import BOOL, Array, Int, List, Pair, R, Real, Sum, Type, Unit,
 from ..lang.values import Inl, Inr
 from .arrays import IDX_MAX, ArrayGen, fill, is_int_array, is_real_array
 from .choosers import Chooser
+from .nested import NestedGen, has_deriv
 from .rules import FEATURES, INPUT_LEN, INPUT_R, INPUT_Z, LR, PR, G, V, _call, _menu
 
 #: Target sizes when none is given: buckets of AST node counts (weights, lo, hi), integer-only so
@@ -36,6 +40,11 @@ SIZE_BUCKETS = ((2, 3, 6), (3, 6, 12), (3, 12, 25), (3, 25, 50), (2, 50, 100), (
 #: so about 22% of the default mix are array programs (a few array programs use no array after all),
 #: and the scalar language keeps three quarters of a campaign.
 ARRAY_SHARE = (1, 4)
+#: The probability that a program of the default mix without arrays has the feature "nested": about
+#: 22% of the default mix have derivative operators (`advalidate gen --stats` measures it).
+NESTED_SHARE = (3, 10)
+#: Features drawn from the side stream (`Chooser.side_flip`), not the main swarm draw.
+SIDE_FEATURES = ("arrays", "nested")
 
 
 @dataclass(frozen=True)
@@ -60,12 +69,24 @@ def draw_features(ch: Chooser) -> frozenset[str]:
     """Swarm testing: a random subset of the features; sometimes a small one (a few constructs hard)."""
     few = ch.flip(1, 4)
     num, den = (1, 3) if few else (2, 3)
-    fs = {f for f in FEATURES if f != "arrays" and ch.flip(num, den)}
-    # From a stream of its own in `generate`: a seed's program without arrays is the one it was
-    # before arrays joined the mix (campaign seeds keep replaying the same scalar programs).
+    fs = {f for f in FEATURES if f not in SIDE_FEATURES and ch.flip(num, den)}
+    # From a stream of their own in `generate`: a seed's program without arrays or derivative
+    # operators is the one it was before they joined the mix (campaign seeds keep replaying the
+    # same scalar programs).
     if ARRAY_SHARE[0] and ch.side_flip(*ARRAY_SHARE):
         fs.add("arrays")
+    elif NESTED_SHARE[0] and ch.side_flip(*NESTED_SHARE):
+        fs.add("nested")
     return frozenset(fs)
+
+
+def active_features(ch: Chooser, feats: frozenset[str]) -> frozenset[str]:
+    """The features the rules use: "arrays" and "nested" do not mix in one program (the language
+    does not combine them yet), so with both given, one of them is drawn per program ("nested" one
+    time in eight: `--features all` stays mostly arrays, as before the operators)."""
+    if {"arrays", "nested"} <= feats:
+        return feats - {"arrays" if ch.side_flip(1, 8) else "nested"}
+    return feats
 
 
 def check_features(features: Any) -> frozenset[str]:
@@ -82,8 +103,8 @@ def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
     """One program and its input, every choice made by `ch`."""
     target = draw_size(ch) if size is None else max(1, int(size))
     feats = draw_features(ch) if features is None else check_features(features)
-    g = ArrayGen(ch, feats)
-    f = feats
+    f = active_features(ch, feats)
+    g = NestedGen(ch, f)
     first = _menu((10, R, True), (2, PR, "pairs" in f), (3, LR, "lists" in f))
     others = _menu(
         (10, R, True),
@@ -131,6 +152,8 @@ def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
     body = g.gen(out_t, max(1, target - 1), env)
     if not body.dep:
         body = depend(g, body, out_t, env)
+    if "nested" in f and not has_deriv(body.e):
+        body = depend(g, body, out_t, env, g.deriv(R, max(6, target // 2), env, True).e)
     lam = A.Lam(A.Binder(pat, in_t), body.e)
     x = draw_value(ch, in_t)
     return Built(A.Module(lam, []), x, in_t, out_t, feats, target)
@@ -266,9 +289,10 @@ def _real_of(g: ArrayGen, x: A.Expr, t: Type, depth: int) -> A.Expr | None:
     return None
 
 
-def depend(g: ArrayGen, body: G, t: Type, env: tuple[V, ...]) -> G:
-    """`body` changed so that it reads the input: `body + d`, `d :: body`, on the first real."""
-    d = dep_real(g, env)
+def depend(g: ArrayGen, body: G, t: Type, env: tuple[V, ...], d: A.Expr | None = None) -> G:
+    """`body` changed so that it reads the input: `body + d`, `d :: body`, on the first real; `d`
+    is a real expression reading the input (default: from the first input variable)."""
+    d = dep_real(g, env) if d is None else d
     if d is None:  # pragma: no cover - the first input component always holds a real
         return body
     if isinstance(t, Real):
@@ -281,7 +305,7 @@ def depend(g: ArrayGen, body: G, t: Type, env: tuple[V, ...]) -> G:
         return G(A.BinOp("+", body.e, e), body.b, True, body.det)
     assert isinstance(t, Pair)
     na, nb = g.fresh("a"), g.fresh("b")
-    left = depend(g, G(A.Var(na), body.b[0], False, True), t.left, env)
+    left = depend(g, G(A.Var(na), body.b[0], False, True), t.left, env, d)
     e = A.Let(A.PPair(A.PVar(na), A.PVar(nb)), body.e, A.PairE(left.e, A.Var(nb)))
     return G(e, body.b, True, body.det)
 

@@ -58,6 +58,7 @@ FEATURES: tuple[str, ...] = (
     "ints",  # Z values and arithmetic, real
     "transc",  # sin cos tan exp log sqrt tanh atan
     "arrays",  # shape-typed arrays of seed 004 §3 (rules in `arrays.py`; its own share of the swarm mix)
+    "nested",  # grad / vjp / jvp of seed 001, nested (rules in `nested.py`; its own share, never with arrays)
 )
 
 # ---- magnitude bounds -------------------------------------------------------------------------

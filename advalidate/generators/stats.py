@@ -7,6 +7,9 @@ timed separately in CPU seconds of this process (one core), so a busy machine do
 Array programs (seed 004) get their own lines: their share of the mix, the array constructs as a
 share of the array programs, and what the gather / scatter index functions did (`index_maps`:
 repeated targets, out-of-range targets, permutations), per index function and per array program.
+Programs with derivative operators (seed 001) likewise: their share, the nested constructs as a
+share of them (the confusion pattern, tuples, let-bound and parameter functions), and how deep the
+operators nest (`analysis.nest_depth`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analysis import ARRAY_CONSTRUCTS, CONSTRUCTS, EXTRA_CONSTRUCTS, constructs, depth, index_maps
+from .analysis import (
+    ARRAY_CONSTRUCTS,
+    CONSTRUCTS,
+    EXTRA_CONSTRUCTS,
+    NESTED_CONSTRUCTS,
+    constructs,
+    depth,
+    index_maps,
+    nest_depth,
+)
 from .behaved import reason_kind, well_behaved
 from .seeded import generate
 
@@ -43,6 +55,9 @@ class GenStats:
     array_constructs: Counter = field(default_factory=Counter)  # over the array programs
     maps: Counter = field(default_factory=Counter)  # index function properties, per index function
     map_count: int = 0
+    nested_programs: int = 0
+    nested_constructs: Counter = field(default_factory=Counter)  # over the programs with derivative operators
+    nest_depths: Counter = field(default_factory=Counter)  # nesting depth -> programs (`analysis.nest_depth`)
 
     @property
     def behaved(self) -> int:
@@ -54,6 +69,10 @@ class GenStats:
     def array_share(self, name: str) -> float:
         """Share of the array programs containing an array construct."""
         return self.array_constructs.get(name, 0) / max(1, self.array_programs)
+
+    def nested_share(self, name: str) -> float:
+        """Share of the programs with derivative operators containing a nested construct."""
+        return self.nested_constructs.get(name, 0) / max(1, self.nested_programs)
 
     def map_share(self, prop: str) -> float:
         """Share of the gather / scatter index functions with a property (`repeated`, ...)."""
@@ -85,6 +104,10 @@ def collect(seed: int = 0, count: int = 1000, size: int | None = None, features:
             for m in index_maps(c.program):
                 st.map_count += 1
                 st.maps.update(p for p in MAP_PROPS if getattr(m, p))
+        if "deriv" in cs:
+            st.nested_programs += 1
+            st.nested_constructs.update(cs & set(NESTED_CONSTRUCTS))
+            st.nest_depths[nest_depth(c.program)] += 1
         st.reasons[reason_kind(reason)] += 1
         if ok:
             st.regenerated_ok += 1
@@ -143,4 +166,16 @@ def format_stats(st: GenStats) -> str:
             lines.append("  " + "   ".join(cells[i : i + 4]))
         per_fn = ", ".join(f"{p.replace('_', ' ')} {100 * st.map_share(p):.1f}%" for p in MAP_PROPS)
         lines.append(f"gather/scatter index functions: {st.map_count}; {per_fn}")
+    if st.nested_programs:
+        k = st.nested_programs
+        lines += [
+            "",
+            f"nested programs   {k} ({100 * k / n:.1f}% of the programs) with grad/vjp/jvp; nested constructs as % "
+            "of them:",
+        ]
+        cells = [f"{c:<16} {100 * st.nested_share(c):5.1f}%" for c in NESTED_CONSTRUCTS]
+        for i in range(0, len(cells), 4):
+            lines.append("  " + "   ".join(cells[i : i + 4]))
+        depths = ", ".join(f"{d}: {100 * m / k:.1f}%" for d, m in sorted(st.nest_depths.items()))
+        lines.append(f"operator nesting depth (% of them): {depths}")
     return "\n".join(lines)

@@ -4,8 +4,9 @@ With the check's signed random output cotangent dy and input direction v, a corr
 satisfies ⟨dy, J v⟩ = ⟨Jᵀ dy, v⟩. J v comes from the built-in dual-numbers forward mode (seed 000
 Fig. 1b) run in mp at 50 digits; Jᵀ dy is the engine's gradient. If the engine has a `jvp` of its
 own, its tangent is checked against the same reference. A program with derivative operators
-(seed 001) that the forward stage does not differentiate gets J v from the reference
-interpreter's tagged nested forward mode instead (`tagged_jvp`).
+(seed 001) gets J v from the reference interpreter's own tagged nested forward mode (`tagged_jvp`)
+instead: the forward stage differentiates such a program only after eliminating its operators,
+which is itself under test.
 
 When the dot-product test fails on a small program (n·m ≤ `FULL_JACOBIAN_MAX`, n input and m output
 reals) the oracle escalates to the full Jacobian: n forward passes (columns) against m reverse
@@ -34,14 +35,14 @@ FULL_JACOBIAN_MAX = 256
 
 
 def reference_jvp(ctx: Context, dx: Any) -> list:
-    """J dx (flat, mp) from the built-in forward mode at MP_DPS digits."""
+    """J dx (flat, mp) from the built-in forward mode at MP_DPS digits (tagged forward mode for
+    programs with derivative operators)."""
     from ..impl.seed000.forward import ForwardStage
 
-    stage = ForwardStage()
-    if ctx.prog.uses_derivatives and "nested" not in getattr(stage, "supports", ()):
+    if ctx.prog.uses_derivatives:
         return [T.to_mp(t) for t in tagged_jvp(ctx.prog, ctx.x, dx, TaggedOps(reference_ops("mp", T.MP_DPS)))]
     with mpmath.workdps(T.MP_DPS):
-        _, ty = stage.jvp(ctx.prog, ctx.x, dx, numeric="mp", dps=T.MP_DPS)
+        _, ty = ForwardStage().jvp(ctx.prog, ctx.x, dx, numeric="mp", dps=T.MP_DPS)
     return [T.to_mp(t) for t in flatten(ty)]
 
 
