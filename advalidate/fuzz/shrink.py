@@ -24,6 +24,10 @@ type and value together (a pair-typed parameter used only through `fst` / `snd` 
 `\\(p1 : (R, R)) -> sin (fst p1)` becomes `\\(x : R) -> sin x`: `input_type_candidates`), then
 shorten lists, move integers towards 0 and reals towards `1.0`. Array programs get the passes of
 `shrink_arrays` too (smaller shapes, fewer dimensions, simpler index functions and input arrays).
+Derivative operators (seed 001) are shrunk inside (their function, point and (co)tangent are
+positions like any other), replaced by a subterm of their type (the point of a `grad` or `vjp`,
+`0.0`), and dropped while their function stays: `jvp f x dx` becomes `f x`, and `grad f x` /
+`vjp f x dy` becomes `f x` where the types agree: one level of nesting less.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ..lang import ast as A
 from ..lang.errors import AdvError
 from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
-from ..lang.types import Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
+from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
 from ..lang.values import Inl, Inr, check_value, nodes, replace_part, show_value
 from . import shrink_arrays as _arrays
 
@@ -255,6 +259,8 @@ def _rebuild(e: A.Expr, f: Callable[[A.Expr], A.Expr]) -> A.Expr:
         return A.BinOp(e.op, f(e.left), f(e.right), span=e.span)
     if isinstance(e, A.Neg):
         return A.Neg(f(e.arg), span=e.span)
+    if isinstance(e, A.Deriv):
+        return A.Deriv(e.op, f(e.fn), [f(a) for a in e.args], span=e.span)
     return e  # leaves
 
 
@@ -340,6 +346,8 @@ def _child_slots(e: A.Expr) -> list[tuple[str, int | None, A.Expr]]:
         return [("cond", None, e.cond), ("then", None, e.then), ("orelse", None, e.orelse)]
     if isinstance(e, A.Neg):
         return [("arg", None, e.arg)]
+    if isinstance(e, A.Deriv):
+        return [("fn", None, e.fn)] + [("args", k, a) for k, a in enumerate(e.args)]
     if isinstance(e, _arrays.ARRAY_NODES):
         return _arrays.child_slots(e)
     return []
@@ -464,6 +472,9 @@ def _node_candidates(m: A.Module, pos: Position) -> Iterator[A.Module]:  # noqa:
         unfolded = unfold_application(e)
         if unfolded is not None:
             yield replace_at(m, path, unfolded)
+    if isinstance(e, A.Deriv):
+        for smaller in drop_derivative(e):
+            yield replace_at(m, path, smaller)
     if isinstance(e, A.ListLit) and e.items:
         n = len(e.items)
         if n > 2:
@@ -479,6 +490,14 @@ def _node_candidates(m: A.Module, pos: Position) -> Iterator[A.Module]:  # noqa:
             if v > 0 and v != e.value:
                 yield replace_at(m, path, A.RealLit(v))
     yield from _arrays.node_candidates(m, pos, replace_at)
+
+
+def drop_derivative(e: A.Deriv) -> Iterator[A.Expr]:
+    """A derivative operator dropped, its function kept (module docstring): `f x` where that has the
+    operator's type, one level of nesting less (the application is unfolded by a later pass)."""
+    fn_ty = prune(e.fn_ty) if e.fn_ty is not None else None
+    if isinstance(fn_ty, Arrow) and _same_type(fn_ty.cod, e.ty):
+        yield A.App(e.fn, e.args[0])
 
 
 def _spine(e: A.Expr) -> tuple[A.Expr, list[A.Expr]]:
