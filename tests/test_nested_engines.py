@@ -132,6 +132,8 @@ PROGRAMS: dict[str, tuple[str, Any, Any]] = {
         (0.9, adv.Inr(1.5)),
         3.0 * (2 * 0.9 * math.sin(0.9) + 0.9**2 * math.cos(0.9)),
     ),
+    # A function parameter applied on the spot is a let: (\h -> grad h x) (\y -> y³) = 3x².
+    "beta_redex": (r"\(x : R) -> (\(h : R -> R) -> grad h x) (\y -> y * y * y)", 0.6, 3 * 0.6**2),
     # A unit domain: nothing is perturbed.
     "unit_domain": (r"\(x : R) -> x + jvp (\u -> x * x) () ()", 2.0, 2.0),
 }

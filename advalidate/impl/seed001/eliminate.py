@@ -230,6 +230,11 @@ class Eliminator:
         x = self.expr
         if isinstance(e, (C.Var, C.Const, C.Nil)):
             return e
+        if isinstance(e, C.App) and isinstance(e.fn, C.Lam):
+            # `(\p -> body) arg` is `let p = arg in body` (call by value): p's code is known.
+            arg = x(e.arg)
+            self._bind(e.fn.param, "let", e.arg.ty, rhs=arg)
+            return replace(e, fn=replace(e.fn, body=x(e.fn.body)), arg=arg)
         if isinstance(e, C.Lam):
             t = prune(e.ty) if e.ty is not None else None
             self._bind(e.param, "lambda", t.dom if isinstance(t, Arrow) else None)
