@@ -24,8 +24,9 @@ free variable of first-order type is a constant inside the operator: D[z] = (z, 
 still sees z through the primal component, and its perturbation never mixes with the inner one,
 because after elimination each operator's derivative is its own component of the dual numbers the
 outer stage builds: perturbation confusion is avoided by construction. A free variable of function
-type bound by `let` / `letrec` to code in the program has that code transformed too (a renamed copy
-inside the operator's scope). When f's code is not statically known — a function parameter, a
+type bound by `let` / `letrec` to code in the program (or a lambda's parameter where the lambda is
+applied on the spot, which is a `let`) has that code transformed too (a renamed copy inside the
+operator's scope). When f's code is not statically known — a function parameter, a
 function taken out of a list or a sum — the pass declines (`Declined`, a NotImplementedError that
 names the stage): eliminating it would need seed 001's reflective J⃖ (§4), which transforms a
 closure's code at run time; the reference interpreter evaluates such programs with tags.
