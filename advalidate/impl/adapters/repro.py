@@ -253,7 +253,7 @@ def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, not
     body = "\n".join(lines) if lines else "    pass"
     helpers = ""
     if prog.uses_derivatives:  # the operators' helpers, in the library's own API (the adapter's code)
-        helpers = "\n\n" + "\n\n".join(inspect.getsource(fn) for fn in r["nested"])
+        helpers = "\n\n" + "\n\n".join(textwrap.dedent(inspect.getsource(fn)) for fn in r["nested"])
     return (
         "from __future__ import annotations\n\n"
         + header
