@@ -1,0 +1,126 @@
+"""The generator's derivative operators (feature "nested", seed 001), their statistics and shrinking.
+
+Over the default mix: a healthy share of programs with `grad` / `vjp` / `jvp`, none with arrays,
+well-typed (print / parse / type-check round trip) and well-behaved as often as the rest; the
+confusion pattern, nesting depths 2 and 3, tuples and let-bound functions all occur.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from hypothesis import given, settings
+
+import advalidate as adv
+from advalidate.cli import main
+from advalidate.fuzz import shrink as S
+from advalidate.generators import generate, program_inputs, well_behaved
+from advalidate.generators.analysis import NESTED_CONSTRUCTS, constructs, nest_depth
+from advalidate.generators.behaved import reason_kind
+from advalidate.generators.stats import collect
+from advalidate.lang import ast as A
+from advalidate.oracles import check
+
+sys.path.insert(0, str(Path(__file__).parent))
+from mutants import ConfusedForward  # noqa: E402
+
+COUNT = 600
+
+
+def _corpus() -> dict:
+    kinds: Counter = Counter()
+    cons: Counter = Counter()
+    depths: Counter = Counter()
+    nested = 0
+    for seed in range(COUNT):
+        case = generate(seed, check=False)
+        prog = case.program
+        if not prog.uses_derivatives:
+            continue
+        nested += 1
+        assert not prog.uses_arrays, case.text
+        again = adv.parse(adv.pretty(prog))
+        assert again.module == prog.module and again.input_type == prog.input_type, case.text
+        kinds[reason_kind(well_behaved(prog, case.input)[1])] += 1
+        cons.update(constructs(prog) & set(NESTED_CONSTRUCTS))
+        depths[nest_depth(prog)] += 1
+    return {"nested": nested, "kinds": kinds, "constructs": cons, "depths": depths}
+
+
+def test_the_default_mix_has_nested_programs_that_are_well_typed_and_behaved() -> None:
+    rep = _corpus()
+    n = rep["nested"]
+    assert n >= 0.15 * COUNT, n
+    assert set(rep["kinds"]) <= {"ok", "margin"} and rep["kinds"]["ok"] >= 0.97 * n, rep["kinds"]
+    cons = rep["constructs"]
+    for name, share in [("confusion", 0.25), ("deriv_depth2", 0.3), ("deriv_depth3", 0.08), ("deriv_tuple", 0.25),
+                        ("deriv_let_fn", 0.2), ("grad", 0.3), ("vjp", 0.2), ("jvp", 0.2)]:  # fmt: skip
+        assert cons[name] >= share * n, (name, cons[name], n)
+    assert 0 < cons["deriv_param_fn"] <= 0.2 * n, cons["deriv_param_fn"]
+    assert set(rep["depths"]) <= {1, 2, 3}, rep["depths"]
+
+
+def test_the_feature_alone_always_gives_an_operator() -> None:
+    for seed in range(60):
+        case = generate(seed, 30, features=["nested"])
+        assert case.program.uses_derivatives and case.behaved == (True, "ok"), case.text
+    for seed in range(40):  # without the feature, never
+        assert not generate(seed, 30, features=["let", "lambda", "pairs"]).program.uses_derivatives
+
+
+@given(program_inputs(max_size=25, features=["nested", "pairs", "let", "lambda"]))
+@settings(max_examples=40, deadline=None)
+def test_hypothesis_strategy_with_nested(pi: tuple[adv.Program, object]) -> None:
+    prog, x = pi
+    assert prog.uses_derivatives and well_behaved(prog, x)[0]
+    assert adv.parse(adv.pretty(prog)).module == prog.module
+
+
+def test_the_analysis_finds_the_confusion_pattern_and_the_depth() -> None:
+    cases = {
+        r"\(z : R) -> grad (\x -> x * grad (\y -> x + y) 1.0) z": (2, True),
+        r"\(z : R) -> grad (\x -> let f = \(y : R) -> x * y in grad f 1.0) z": (2, True),
+        r"\(z : R) -> grad (\x -> x * grad (\y -> y * y) x) z": (2, False),
+        r"\(z : R) -> grad (\y -> y * y) (grad (\y -> y * z) z)": (1, False),
+        r"\(z : R) -> grad (\a -> grad (\b -> grad (\c -> a * b * c) b) a) z": (3, True),
+    }
+    for text, (depth, confused) in cases.items():
+        prog = adv.parse(text)
+        assert nest_depth(prog) == depth, text
+        assert ("confusion" in constructs(prog)) == confused, text
+
+
+def test_stats_report_the_nested_programs(capsys: object) -> None:
+    st = collect(0, 200)
+    assert st.nested_programs >= 30 and sum(st.nest_depths.values()) == st.nested_programs
+    assert main(["gen", "--stats", "--count", "120"]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "nested programs" in out and "confusion" in out and "operator nesting depth" in out
+
+
+def test_the_shrinker_reduces_a_confusion_finding() -> None:
+    eng = ConfusedForward()
+
+    def fails(p: adv.Program, x: object) -> bool:
+        return any(v.status == "fail" for v in check(p, x, engines=[eng], oracles=["symbolic"], seed=3).verdicts)
+
+    case = next(c for c in map(generate, range(100)) if c.program.uses_derivatives and fails(c.program, c.input))
+    res = S.shrink(case.program.module, case.input, fails, budget=60)
+    assert res.program.size() < case.program.size() and res.program.size() <= 16, res.text
+    assert res.program.uses_derivatives and fails(res.program, res.x)
+
+
+def test_a_derivative_operator_can_be_dropped_for_its_function() -> None:
+    prog = adv.parse(r"\(x : R) -> jvp (\(y : R) -> sin y * x) x 1.0")
+    deriv = next(e for e in S._all_exprs(prog.module) if isinstance(e, A.Deriv))
+    (app,) = list(S.drop_derivative(deriv))
+    assert isinstance(app, A.App) and app.fn is deriv.fn and app.arg is deriv.args[0]
+    texts = set()
+    for m in S.program_candidates(prog.module):
+        try:
+            texts.add(adv.pretty(S.program_of_module(m)).strip())
+        except adv.AdvError:  # the shrinker keeps only candidates that type-check
+            continue
+    assert r"\(x : R) -> (\(y : R) -> sin y * x) x" in texts
