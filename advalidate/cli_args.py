@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +44,19 @@ def positive(kind: type) -> Callable[[str], float | int]:
         return v
 
     return conv
+
+
+def scheduler_address(text: str) -> str:
+    """An argparse type for `fuzz --scheduler`: `local:N` (a LocalCluster of N worker processes, N > 0)
+    or the address of a running Dask scheduler (`tcp://host:8786`, `tls://…`, `host:8786`)."""
+    if text.startswith("local:"):
+        n = text.split(":", 1)[1]
+        if not n.isdigit() or int(n) < 1:
+            raise argparse.ArgumentTypeError(f"local:N needs a positive number of worker processes: {text!r}")
+        return f"local:{int(n)}"
+    if not re.fullmatch(r"(?:[A-Za-z][\w+.-]*://)?[^\s:/]+(?::\d+)?|[A-Za-z][\w+.-]*://\S+", text):
+        raise argparse.ArgumentTypeError(f"not a Dask scheduler address (tcp://host:8786) or local:N: {text!r}")
+    return text
 
 
 def add_import_path(directory: str | None = None) -> None:

@@ -1,9 +1,10 @@
 """A time-boxed fuzzing campaign: generate, check, record, shrink, dedup, report (`advalidate fuzz`).
 
-The parent process owns all state and all files; worker processes (`pool.py`, `worker.py`) only
-generate, check and shrink. Program `index` of a campaign is generated from
-`program_seed(seed, index)`, so the campaign seed (printed at the start) reproduces the whole
-sequence of programs, and every finding records the exact seed of its own program.
+The parent process owns all state and all files; worker processes (`pool.py`, `worker.py`; on a
+Dask cluster `dask_pool.py`, driven through the same interface) only generate, check and shrink.
+Program `index` of a campaign is generated from `program_seed(seed, index)`, so the campaign seed
+(printed at the start) reproduces the whole sequence of programs, and every finding records the
+exact seed of its own program.
 
 Life of a failing program:
 1. its failing verdicts are grouped by engine and kind of mismatch (`findings.failure_class`):
@@ -42,7 +43,7 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
 from ..impl.registry import EngineError
@@ -71,6 +72,9 @@ from .findings import (
 )
 from .pool import Event, Pool
 from .worker import SAMPLED_ORACLES, WorkerConfig, engine_label, ensure_import_path, load_engine_spec
+
+if TYPE_CHECKING:
+    from .dask_pool import DaskPool
 
 STATE_VERSION = 1
 STATE_EVERY = 5.0  # seconds between state.json / summary.json saves
@@ -106,6 +110,9 @@ class CampaignConfig:
     sample: dict[str, int] | None = None  # oracle -> run on one program in N (default SAMPLED_ORACLES)
     command: str | None = None  # the command line, recorded in the summary
     memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (--memory-limit)
+    scheduler: str | None = None  # a Dask scheduler address or "local:N" (dask_pool.py); None: own processes
+    programs: int | None = None  # stop once programs 0 .. programs-1 are checked (all sessions together)
+    batch_size: int | None = None  # programs per Dask task; None: adaptive (dask_pool.BATCH_SECONDS)
 
 
 @dataclass
@@ -224,7 +231,7 @@ class Campaign:
         self.started = time.monotonic()
         self.started_wall = time.time()
         self.deadline = self.started + cfg.seconds
-        self.pool: Pool | None = None
+        self.pool: Pool | DaskPool | None = None  # the same interface (DaskPool: --scheduler)
         self._last_save = 0.0
         self._startup_failures = 0
 
@@ -232,6 +239,11 @@ class Campaign:
 
     def prepare(self) -> None:
         cfg = self.cfg
+        if cfg.scheduler is not None:  # before anything in --out is touched
+            from .dask_pool import missing_extra
+
+            if (why := missing_extra()) is not None:
+                raise CampaignError(why)
         ensure_import_path()
         if cfg.resume:
             self._load_state()
@@ -274,8 +286,6 @@ class Campaign:
         if cfg.oracles:
             from ..oracles import check  # noqa: F401 - fail early when the oracles are missing
         self.workers = cfg.workers or os.cpu_count() or 1
-        self.replaced_previous = False if cfg.resume else self._clear_previous()
-        self.out.mkdir(parents=True, exist_ok=True)
         self.wcfg = WorkerConfig(
             campaign_seed=int(cfg.seed),
             engines=self.worker_engines,
@@ -286,6 +296,16 @@ class Campaign:
             cwd=os.getcwd(),
             memory_limit=cfg.memory_limit,
         )
+        if cfg.scheduler is not None:  # a cluster that cannot be reached leaves --out as it was
+            self.pool = self._dask_pool()
+        try:
+            self.replaced_previous = False if cfg.resume else self._clear_previous()
+            self.out.mkdir(parents=True, exist_ok=True)
+        except BaseException:
+            if self.pool is not None:
+                self.pool.close()
+                self.pool = None
+            raise
 
     def _clear_previous(self) -> bool:
         """A new campaign in a directory that holds an old one replaces the old one's files."""
@@ -310,7 +330,8 @@ class Campaign:
         old_handlers = self._install_signals()
         try:
             self._note_start()
-            self.pool = Pool(self.workers, self.wcfg)
+            if self.pool is None:  # (a Dask pool is there already, see `prepare`)
+                self.pool = Pool(self.workers, self.wcfg)
             self._loop()
         finally:
             if self.pool is not None:
@@ -325,11 +346,26 @@ class Campaign:
             self.finish()
         return self.exit_status()
 
+    def _dask_pool(self) -> DaskPool:
+        """The campaign's workers on a Dask cluster (`--scheduler`): same events, same bookkeeping."""
+        from .dask_pool import DaskPool
+
+        pool = DaskPool(self.cfg.scheduler or "", self.wcfg, modules=self.engine_specs, batch_size=self.cfg.batch_size)
+        self.workers = pool.threads
+        return pool
+
+    def _all_taken(self) -> bool:
+        """Every program below `programs` has been handed out (never, without `programs`)."""
+        return self.cfg.programs is not None and not self.retry and self.next_index >= self.cfg.programs
+
     def _loop(self) -> None:
         assert self.pool is not None
         while True:
             now = time.monotonic()
             if self.stop_reason is not None:
+                break
+            if self._all_taken() and not (self.pool.busy() or self.shrinking or self.shrink_queue):
+                self.stop_reason = "programs"
                 break
             if now >= self.deadline:
                 if self.stop_reason is None and not self.shrinking:
@@ -367,7 +403,7 @@ class Campaign:
                 self.shrinking.add(f.id)
                 self._write_finding(f)
                 self.pool.submit(w, ("shrink", task), budget + self.cfg.timeout + 5.0)
-            elif now < self.deadline and not (self.cfg.exitfirst and self.findings):
+            elif now < self.deadline and not (self.cfg.exitfirst and self.findings) and not self._all_taken():
                 index = self.retry.popleft() if self.retry else self._take_index()
                 self.pool.submit(w, ("run", index), self.cfg.timeout)
 
@@ -997,6 +1033,8 @@ class Campaign:
             "sessions": self.sessions,
             "stopped": self.stop_reason,
             "workers": self.workers,
+            "scheduler": self.cfg.scheduler,
+            "programs_requested": self.cfg.programs,
             "engines": [{"name": n, "spec": s} for n, s in zip(self.engine_names, self.engine_specs)],
             "oracles": self.cfg.oracles or "default",
             "sampled_oracles": self.wcfg.sample if not self.cfg.oracles else {},
@@ -1077,6 +1115,8 @@ class Campaign:
         parts += [f"--oracle {o}" for o in self.cfg.oracles or []]
         if self.cfg.max_size is not None:
             parts.append(f"--max-size {self.cfg.max_size}")
+        if self.cfg.programs is not None:
+            parts.append(f"--programs {self.cfg.programs}")
         if not self.cfg.oracles and self.wcfg.sample.get("symbolic", 1) != SAMPLED_ORACLES["symbolic"]:
             parts.append(f"--symbolic-every {self.wcfg.sample['symbolic']}")
         return " ".join(parts)
@@ -1136,6 +1176,7 @@ class Campaign:
             f"advalidate fuzz: seed {self.cfg.seed}, {self.cfg.seconds:g} s, {self.workers} workers{resumed}",
             f"  engines: {', '.join(self.engine_names)}",
             f"  oracles: {oracles}{sampled}",
+            *([f"  scheduler: {self.pool.describe()}"] if hasattr(self.pool, "describe") else []),
             f"  findings: {self.out}/"
             + (" (the previous campaign there was replaced; --resume continues one)" if self.replaced_previous else ""),
         ]

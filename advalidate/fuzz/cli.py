@@ -17,6 +17,7 @@ from ..cli_args import (
     check_names,
     known_names,
     positive,
+    scheduler_address,
 )
 
 
@@ -86,6 +87,23 @@ def add_commands(sub: Any) -> None:
         help="memory each worker may allocate beyond what it uses once started (address space, "
         "RLIMIT_AS); a program that needs more is recorded as an incident (default: no limit)",
     )
+    fuzz.add_argument(
+        "--scheduler",
+        type=scheduler_address,
+        default=None,
+        metavar="ADDRESS|local:N",
+        help="run the campaign on a Dask distributed cluster: its scheduler's address (tcp://host:8786), or "
+        "local:N to start one of N worker processes here (needs the dask extra: pip install "
+        "'advalidate[dask]'; default: this machine's own worker processes, see --workers)",
+    )
+    fuzz.add_argument(
+        "--programs",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="stop once programs 0..N-1 of the campaign are checked and their failures shrunk (with "
+        "--resume, counting the earlier sessions); --seconds still bounds the campaign",
+    )
     fuzz.set_defaults(handler=cmd_fuzz)
 
     rep = sub.add_parser(
@@ -133,7 +151,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         progress=args.progress,
         progress_interval=args.progress_interval,
         command="advalidate " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        scheduler=args.scheduler,
+        programs=args.programs,
     )
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError("--workers sizes this machine's own pool; with --scheduler the cluster's workers run it")
     if args.memory_limit is not None:
         if not sys.platform.startswith("linux"):
             raise UsageError("--memory-limit needs Linux (it limits each worker's address space, RLIMIT_AS)")

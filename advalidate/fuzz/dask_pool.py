@@ -1,0 +1,560 @@
+"""Campaigns on a Dask distributed cluster: `advalidate fuzz --scheduler tcp://host:8786 | local:N`.
+
+`DaskPool` offers the `Campaign` the interface of `pool.Pool` (idle, busy, submit, poll, close,
+and the same `Event`s), so what the campaign does with results (failures merged into findings,
+counts, `summary.json`, the report, `state.json` and `--resume`) is one piece of code for local
+and distributed campaigns. Only where the programs run differs:
+
+- Programs go out in batches of campaign indices, one Dask task per batch, so that the scheduler's
+  cost per task (about a millisecond) is shared by many programs. Program `i` is a function of
+  (campaign seed, i) alone, so batching changes nothing that is checked: a campaign is reproducible
+  from its seed, and a batch that runs twice gives the same results twice.
+- Back-pressure: at most `BATCHES_PER_THREAD` batches per worker thread are out at once (one
+  running, one queued, so no thread waits while the client merges); nothing more is generated.
+- A Dask task cannot be killed from the client, so inside a task every program runs in a child
+  process of the Dask worker, a `pool.Pool` of one process: the per-program deadline (`--timeout`)
+  and crash handling of a local campaign. A hung or crashing engine costs a child, never the Dask
+  worker. A task thread keeps its child for the next batch of the same campaign.
+- A finding is shrunk by a task of its own on a worker. The client chooses what to shrink (failures
+  that no finding explains yet, exactly as locally); improvements come back as Dask events, so the
+  finding's directory follows the shrinking as it does locally.
+- A Dask worker that dies mid-batch: the scheduler reruns its batches on another worker (same
+  results, by seed); a batch that still fails is resubmitted `MAX_RESUBMITS` times before its
+  programs are recorded as crash incidents.
+- Plug-in engines (`module:attr`): a module the workers cannot import is shipped to them with
+  Dask's `UploadFile` worker plugin (a `.py` file as it is, a package as a `.zip`), which also
+  reaches workers that join or restart later.
+
+`distributed` is an optional extra (`pip install 'advalidate[dask]'`): it is imported only here,
+and only when a campaign asks for a scheduler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.util
+import itertools
+import logging
+import multiprocessing
+import os
+import queue
+import signal
+import tempfile
+import threading
+import time
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .campaign import CampaignError
+from .pool import STARTUP_TIMEOUT, Event, Pool
+from .worker import WorkerConfig
+
+#: Seconds of work a batch should hold once program times are known: the scheduler's cost per task
+#: (~1 ms, benchmarks/distributed.py) is then ~0.1 % of a batch, while a batch lost with a worker
+#: or still running when the time box ends is little work.
+BATCH_SECONDS = 1.0
+#: Batch size before any program was timed, and the bounds of the adaptive size.
+FIRST_BATCH, MIN_BATCH, MAX_BATCH = 8, 1, 64
+BATCHES_PER_THREAD = 2
+MAX_RESUBMITS = 3
+CONNECT_TIMEOUT = 20.0  # seconds to reach the scheduler
+WORKERS_TIMEOUT = 60.0  # seconds to wait for the first worker of a cluster
+REFRESH_EVERY = 5.0  # seconds between looks at the cluster's size (it may grow or shrink)
+IDLE_CHILDREN = 600.0  # seconds after which a worker ends the children of a campaign gone silent
+EXTRA = "pip install 'advalidate[dask]'"
+
+
+def missing_extra() -> str | None:
+    """Why `--scheduler` cannot work here (the `dask` extra is not installed), or None."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        return f"--scheduler needs Dask distributed, an optional extra: {EXTRA} ({exc})"
+    return None
+
+
+# ---- the worker side: runs inside a Dask worker process ----------------------------------------
+
+_lock = threading.Lock()
+_idle: dict[str, list[tuple[Pool, float]]] = {}  # campaign token -> children free for a task, last used
+_in_use: dict[str, set[int]] = {}  # campaign token -> ids of the children running a task now
+_children: dict[int, Pool] = {}
+_stopped: set[str] = set()
+
+
+def dask_setup(worker: Any) -> None:
+    """Preload hook of the workers of a `local:N` cluster: Ctrl-C in the terminal reaches the whole
+    process group, and only the campaign (the client) decides what it means."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to do
+        pass
+
+
+def _allow_children() -> None:
+    """Let this (daemonic) Dask worker process start the child processes that run the programs.
+
+    multiprocessing refuses children to a daemonic process because it could not clean them up; ours
+    end themselves when their parent is gone (`worker._exit_with_parent`), and are daemonic too.
+    """
+    multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
+
+
+def _checkout(token: str, cfg: WorkerConfig) -> Pool:
+    """A child process for one task of campaign `token`: a free one, or a new one."""
+    now = time.monotonic()
+    with _lock:
+        for other, free in list(_idle.items()):  # children of campaigns whose client went away
+            if other != token and not _in_use.get(other) and all(now - t > IDLE_CHILDREN for _, t in free):
+                for pool, _ in _idle.pop(other):
+                    _children.pop(id(pool), None)
+                    pool.close()
+        free = _idle.setdefault(token, [])
+        pool = free.pop()[0] if free else None
+        if pool is None:
+            _allow_children()
+            pool = Pool(1, cfg)
+            _children[id(pool)] = pool
+        _in_use.setdefault(token, set()).add(id(pool))
+    return pool
+
+
+def _checkin(token: str, pool: Pool) -> None:
+    with _lock:
+        _in_use.get(token, set()).discard(id(pool))
+        if token in _stopped:
+            _children.pop(id(pool), None)
+            pool.close()
+        else:
+            _idle.setdefault(token, []).append((pool, time.monotonic()))
+
+
+def stop_campaign(token: str) -> int:
+    """End the children of campaign `token` on this worker (run by the client as it stops): idle
+    ones at once, busy ones by killing their process, which ends the task they serve. Returns how
+    many children there were."""
+    with _lock:
+        _stopped.add(token)
+        idle = [p for p, _ in _idle.pop(token, [])]
+        busy = [_children[i] for i in _in_use.get(token, set()) if i in _children]
+        for pool in idle:
+            _children.pop(id(pool), None)
+            pool.close(grace=0.0)
+    for pool in busy:
+        for w in list(pool.workers):
+            if w.proc.is_alive():
+                w.proc.kill()
+    return len(idle) + len(busy)
+
+
+def _forward(topic: str, payload: Any) -> None:
+    """Send a shrinking improvement to the client as a Dask event (nowhere when not on a worker)."""
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event(topic, payload)
+    except (ImportError, ValueError, TypeError):
+        pass
+
+
+def _run_one(pool: Pool, token: str, task: tuple, timeout: float, topic: str) -> Event | None:
+    """Run one task in `pool`'s child under its deadline; its final Event, or None if the campaign
+    stopped meanwhile."""
+    losses = 0
+    while not pool.workers[0].ready:
+        if token in _stopped:
+            return None
+        for ev in pool.poll(0.5):
+            if ev.kind == "fatal":
+                return Event("fatal", payload=ev.payload)
+            if ev.kind in ("crash", "timeout"):
+                losses += 1
+                if losses >= 3:
+                    return Event("fatal", payload=f"worker processes keep dying at start (exit code {ev.exitcode})")
+    pool.submit(pool.workers[0], task, timeout)
+    while token not in _stopped:
+        for ev in pool.poll(0.5):
+            if ev.kind == "shrink-progress":
+                _forward(topic, ev.payload)
+            elif ev.kind == "fatal":
+                return Event("fatal", payload=ev.payload)
+            elif ev.task is not None:
+                return None if token in _stopped else dataclasses.replace(ev, worker=-1)
+    return None
+
+
+def run_tasks(token: str, cfg: WorkerConfig, tasks: list[tuple[tuple, float]], topic: str) -> list[Event]:
+    """A Dask task: run `tasks` ((task, timeout) pairs, as `Pool.submit` takes them) one after the
+    other in this thread's child process. One final Event per task, in order; fewer when a worker
+    cannot start ("fatal", last) or the campaign stopped."""
+    pool = _checkout(token, cfg)
+    out: list[Event] = []
+    try:
+        for task, timeout in tasks:
+            ev = _run_one(pool, token, task, timeout, topic)
+            if ev is None:
+                break
+            out.append(ev)
+            if ev.kind == "fatal":
+                break
+    finally:
+        _checkin(token, pool)
+    return out
+
+
+def _unimportable(names: list[str]) -> list[str]:
+    """On a worker: which of the top-level modules `names` it cannot import."""
+    out = []
+    for name in names:
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            out.append(name)
+    return out
+
+
+# ---- the client side ----------------------------------------------------------------------------
+
+
+@dataclass
+class Slot:
+    """Room for one task in the campaign's view (the `pool.Worker` it dispatches to)."""
+
+    ident: int
+    task: Any = None
+    timeout: float = 0.0
+    started: float = 0.0
+    ready: bool = True
+
+
+@dataclass
+class Batch:
+    key: str
+    slots: list[Slot]
+    future: Any
+    deadline: float
+    attempt: int = 1
+
+
+def connect(scheduler: str) -> tuple[Any, Any]:
+    """A Dask client for `scheduler` (an address, or `local:N`), and the cluster it started, if any."""
+    from distributed import Client, LocalCluster
+
+    cluster = None
+    try:
+        if scheduler.startswith("local:"):
+            cluster = LocalCluster(
+                n_workers=int(scheduler.split(":", 1)[1]),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # its HTTP server on a free port, not 8787 (shared by all)
+                silence_logs=logging.ERROR,
+                preload=[__name__],  # dask_setup: the workers leave Ctrl-C to the campaign
+            )
+            client = Client(cluster)
+        else:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise CampaignError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    try:
+        client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise CampaignError(f"the Dask cluster at {scheduler} has no worker ({exc})") from None
+    return client, cluster
+
+
+class DaskPool:
+    """The campaign's programs and shrinks, as batches of tasks on a Dask cluster (see the module)."""
+
+    def __init__(
+        self, scheduler: str, cfg: WorkerConfig, modules: list[str] | None = None, batch_size: int | None = None
+    ) -> None:
+        self.scheduler = scheduler
+        # The workers have their own import path and working directory: none of the client's.
+        self.cfg = dataclasses.replace(cfg, sys_path=[], cwd="")
+        self.fixed_batch = batch_size
+        self.token = uuid.uuid4().hex[:12]
+        self.topic = f"advalidate-shrink-{self.token}"
+        self.client, self.cluster = connect(scheduler)
+        self._plugins: list[str] = []
+        self._ids = itertools.count(1)
+        self._keys = itertools.count(1)
+        self._busy: dict[int, Slot] = {}
+        self._pending: list[Slot] = []  # run tasks not sent yet (they wait for a full batch)
+        self._batches: dict[str, Batch] = {}
+        self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._progress: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._refreshed = 0.0
+        self._mean = 0.0  # mean seconds of a program, once some were timed
+        self._timed = 0
+        try:
+            self._refresh(force=True)
+            self._ship(modules or [])
+            self.client.subscribe_topic(self.topic, self._progress.put)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the cluster ---------------------------------------------------------------------------
+
+    def _refresh(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._refreshed < REFRESH_EVERY:
+            return
+        self._refreshed = now
+        nthreads = self.client.nthreads()
+        self.nworkers = len(nthreads)
+        self.threads = max(1, sum(nthreads.values()))
+
+    def describe(self) -> str:
+        where = "a local Dask cluster" if self.cluster is not None else f"Dask at {self.scheduler}"
+        return f"{where}: {self.nworkers} workers, {self.threads} threads, first batches of {self.batch_size}"
+
+    def _ship(self, specs: list[str]) -> None:
+        """Make every plug-in engine's module importable on the workers, as the client has it.
+
+        A module of the user's own (found here outside the installed packages: a file or a directory
+        on PYTHONPATH or in the current directory) is shipped every time, so the workers run the
+        code under test as it is now, not a copy from an earlier campaign. An installed package is
+        the workers' own, shipped only when they lack it. Workers that join later get it too.
+        """
+        from ..impl.registry import is_plugin_spec
+        from .findings import engine_pythonpath
+
+        plugins = [s for s in specs if is_plugin_spec(s)]
+        tops = sorted({s.split(":", 1)[0].split(".")[0] for s in plugins} - {"advalidate"})
+        try:  # also the test that the workers have advalidate: this function is one of its own
+            missing = {m for ms in self.client.run(_unimportable, tops).values() for m in ms}
+        except Exception as exc:  # noqa: BLE001 - whatever the workers raise, it is a set-up problem
+            raise CampaignError(
+                f"the Dask workers cannot run advalidate ({type(exc).__name__}: {exc}); install it there "
+                "(the same version as here)"
+            ) from None
+        own = {s.split(":", 1)[0].split(".")[0] for s in plugins if engine_pythonpath(s) is not None}
+        ship = sorted((missing | own) - {"advalidate"})
+        if not ship:
+            return
+        from distributed.diagnostics.plugin import UploadFile
+
+        with tempfile.TemporaryDirectory(prefix="advalidate-ship-") as tmp:
+            for top in ship:
+                path = _shippable(top, Path(tmp))
+                name = f"advalidate-module-{top}"
+                try:
+                    self.client.register_plugin(UploadFile(str(path)), name=name)
+                except Exception as exc:  # noqa: BLE001 - the worker's import error, reported as bad usage
+                    raise CampaignError(f"engine module {top!r} does not import on the Dask workers: {exc}") from None
+                self._plugins.append(name)
+        still = sorted({m for ms in self.client.run(_unimportable, ship).values() for m in ms})
+        if still:
+            raise CampaignError(f"engine module(s) {', '.join(still)} cannot be imported on the Dask workers")
+
+    # -- what the campaign calls ---------------------------------------------------------------
+
+    @property
+    def batch_size(self) -> int:
+        if self.fixed_batch is not None:
+            return self.fixed_batch
+        if not self._timed:
+            return FIRST_BATCH
+        return max(MIN_BATCH, min(MAX_BATCH, round(BATCH_SECONDS / max(self._mean, 1e-6))))
+
+    def idle(self) -> list[Slot]:
+        room = self.threads * BATCHES_PER_THREAD * self.batch_size - len(self._busy)
+        return [Slot(next(self._ids)) for _ in range(max(0, room))]
+
+    def busy(self) -> list[Slot]:
+        return list(self._busy.values())
+
+    def submit(self, w: Slot, task: tuple, timeout: float) -> None:
+        w.task, w.timeout, w.started = task, timeout, time.monotonic()
+        self._busy[w.ident] = w
+        if task[0] == "run":
+            self._pending.append(w)
+        else:  # a shrink goes out at once, alone
+            with self._scheduler_lost():
+                self._send([w])
+
+    def poll(self, timeout: float) -> list[Event]:
+        with self._scheduler_lost():
+            self._refresh()
+            self._flush()
+            return self._events(timeout)
+
+    @contextlib.contextmanager
+    def _scheduler_lost(self) -> Iterator[None]:
+        """The connection to the scheduler gone for good (the client retried): the campaign ends,
+        with what it found written and what was out listed for --resume."""
+        try:
+            yield
+        except OSError as exc:
+            raise CampaignError(f"lost the Dask scheduler at {self.scheduler} ({exc}); --resume continues") from None
+
+    def _events(self, timeout: float) -> list[Event]:
+        events = self._progress_events() + self._overdue()
+        try:
+            done = [self._done.get(timeout=0.0 if events else timeout)]
+        except queue.Empty:
+            done = []
+        while True:
+            try:
+                done.append(self._done.get_nowait())
+            except queue.Empty:
+                break
+        for fut in done:
+            events.extend(self._finished(fut))
+        return events
+
+    def close(self, grace: float = 0.5) -> None:
+        """Cancel what is out, end this campaign's children on the workers, let go of the cluster."""
+        futures = [b.future for b in self._batches.values()]
+        self._batches.clear()
+        self._busy.clear()
+        self._pending.clear()
+        client = getattr(self, "client", None)
+        if client is None:
+            return
+        try:
+            if futures:
+                client.cancel(futures)
+            client.run(stop_campaign, self.token, wait=True)
+            for name in self._plugins:
+                client.unregister_worker_plugin(name)
+            if self.topic in client._event_handlers:
+                client.unsubscribe_topic(self.topic)
+        except Exception:  # noqa: BLE001 - a cluster already gone: nothing left to clean up
+            pass
+        finally:
+            client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+            self.client = None
+
+    # -- batches ---------------------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        """Send waiting programs as full batches, or as they are when a thread would idle otherwise."""
+        size = self.batch_size
+        while self._pending and (len(self._pending) >= size or len(self._batches) < self.threads):
+            batch, self._pending = self._pending[:size], self._pending[size:]
+            self._send(batch)
+
+    def _send(self, slots: list[Slot], attempt: int = 1) -> None:
+        kind = slots[0].task[0]
+        key = f"advalidate-{kind}-{self.token}-{next(self._keys)}"
+        tasks = [(s.task, s.timeout) for s in slots]
+        future = self.client.submit(run_tasks, self.token, self.cfg, tasks, self.topic, key=key, pure=False)
+        # A backstop only: the children enforce each deadline; this bounds a batch that waits behind
+        # another one and whose worker hangs in a way no deadline catches.
+        deadline = time.monotonic() + BATCHES_PER_THREAD * (sum(s.timeout for s in slots) + STARTUP_TIMEOUT)
+        self._batches[key] = Batch(key, slots, future, deadline, attempt)
+        future.add_done_callback(self._done.put)
+
+    def _finished(self, fut: Any) -> list[Event]:
+        batch = self._batches.pop(fut.key, None)
+        if batch is None:  # cancelled or given up by us
+            return []
+        if fut.status == "finished":
+            try:
+                results = fut.result()
+            except Exception as exc:  # noqa: BLE001 - lost on the way back: run it again
+                return self._failed(batch, exc)
+            return self._results(batch, results)
+        try:
+            exc: BaseException | None = fut.exception()
+        except BaseException as e:  # noqa: BLE001 - a cancelled future raises instead of returning
+            exc = e
+        return self._failed(batch, exc)
+
+    def _results(self, batch: Batch, results: list[Event]) -> list[Event]:
+        out: list[Event] = []
+        for slot, ev in zip(batch.slots, results):
+            if ev.kind == "fatal":
+                return [ev]
+            self._busy.pop(slot.ident, None)
+            ev.task = slot.task
+            if ev.kind == "result" and slot.task[0] == "run":
+                self._timed += 1
+                self._mean += (ev.seconds - self._mean) / min(self._timed, 50)
+            out.append(ev)
+        rest = batch.slots[len(results) :]
+        if rest:  # the worker stopped early (its campaign stopped, or another client's): run them again
+            self._send(rest, batch.attempt)
+        return out
+
+    def _failed(self, batch: Batch, exc: BaseException | None) -> list[Event]:
+        """A batch whose task errs (e.g. its workers kept dying): again, then its programs are incidents."""
+        if batch.attempt <= MAX_RESUBMITS:
+            self._send(batch.slots, batch.attempt + 1)
+            return []
+        why = f"{type(exc).__name__}: {exc}" if exc is not None else "lost"
+        payload = {"message": f"the Dask task failed {batch.attempt} times: {why}"}
+        return [self._lost(s, "crash", payload) for s in batch.slots]
+
+    def _overdue(self) -> list[Event]:
+        now = time.monotonic()
+        out: list[Event] = []
+        for key, batch in list(self._batches.items()):
+            if now > batch.deadline:
+                del self._batches[key]
+                batch.future.cancel()
+                out.extend(self._lost(s, "timeout", None) for s in batch.slots)
+        return out
+
+    def _lost(self, slot: Slot, kind: str, payload: Any) -> Event:
+        self._busy.pop(slot.ident, None)
+        return Event(kind, task=slot.task, payload=payload, seconds=time.monotonic() - slot.started)
+
+    def _progress_events(self) -> list[Event]:
+        """Shrinking improvements of shrinks still out (a late one, after its result, is dropped)."""
+        shrinking = {s.task[1]["id"]: s for s in self._busy.values() if s.task[0] == "shrink"}
+        out: list[Event] = []
+        while True:
+            try:
+                _, payload = self._progress.get_nowait()
+            except queue.Empty:
+                return out
+            slot = shrinking.get(payload.get("id")) if isinstance(payload, dict) else None
+            if slot is not None:
+                out.append(Event("shrink-progress", task=slot.task, payload=payload))
+
+
+def _shippable(top: str, tmp: Path) -> Path:
+    """The file that carries module `top` to the workers: its `.py`, or its package zipped into `tmp`."""
+    if top == "__main__":
+        raise CampaignError(
+            "an engine defined in the script that runs the campaign (__main__) cannot reach Dask workers: "
+            "put it in a module and name it module:attr"
+        )
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        found = None
+    if found is None or not found.origin or found.origin in ("built-in", "frozen"):
+        raise CampaignError(f"engine module {top!r} is neither importable on the Dask workers nor found here to ship")
+    if not found.submodule_search_locations:
+        if not found.origin.endswith(".py"):
+            raise CampaignError(
+                f"engine module {top!r} ({found.origin}) cannot be shipped to the Dask workers: install it there"
+            )
+        return Path(found.origin)
+    root = Path(list(found.submodule_search_locations)[0])
+    path = tmp / f"{top}.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__" and not d.startswith(".")]
+            for name in filenames:
+                full = Path(dirpath) / name
+                zf.write(full, Path(top) / full.relative_to(root))
+    return path
