@@ -293,3 +293,21 @@ def test_ctrl_c_cancels_the_batches_and_writes_what_was_found(tmp_path: Path) ->
     after = json.loads((out / "state.json").read_text())
     assert after["retry"] == [] and after["next_index"] == state["next_index"]
     assert after["programs"] + after["skipped"] == state["next_index"]
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    out = tmp_path / "b.json"
+    args = ["--programs", "20", "--workers", "1", "--batches", "4", "--json", str(out)]
+    script = ROOT / "benchmarks" / "distributed.py"
+    res = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    doc = json.loads(out.read_text())
+    assert [(r["pool"], r["batch"]) for r in doc["runs"]] == [
+        ("local pool (1)", None),
+        ("local:1", "adaptive"),
+        ("local:1", 4),
+    ]
+    assert all(r["programs"] > 10 and r["steady_programs_per_second"] > 0 for r in doc["runs"])
+    assert "overhead_cpu_ms_per_program" in doc["runs"][1] and doc["on_paper"]["by_batch"]["8"]
