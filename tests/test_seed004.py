@@ -194,3 +194,42 @@ def test_program_compiled_once_with_exact_counts_per_run(name):
     with compiled.lock:  # busy: the run compiles its own closures
         y3, back3 = stage.vjp(prog, x1)
     assert np.array_equal(y3, y1) and adv.flatten(back3(dy)) == adv.flatten(dx1) and back3.stats == back1.stats
+
+
+@pytest.mark.parametrize("shape", [(64,), (10, 64), (7, 3, 2), (1, 5), (300, 16), (5, 40)])
+def test_sum_rows_adds_left_to_right_bitwise(shape):
+    """`sum_rows` (the reference's `sumOuter` and the transpose of `Replicate`) gives bit for bit
+    what the row-by-row loop gives, whichever way it runs (accumulate for short rows)."""
+    from advalidate.lang.arrays import sum_rows
+
+    a = np.random.default_rng(0).standard_normal(shape) * 10.0 ** np.arange(shape[-1]).clip(max=12)
+    out = a[0].copy()
+    for row in a[1:]:
+        out = out + row
+    assert np.array_equal(sum_rows(a), out)
+
+
+def test_closed_index_arrays_are_made_once_and_count_nothing():
+    """The bot's index arrays (closed integer builds) are computed at the first run only; every run
+    gets its own copy, and the counts do not change."""
+    from advalidate.lang import core as C
+    from advalidate.lang.vectorise import _integer_constant
+
+    prog = adv.parse(FAMILIES["conv1d"](8)[0])
+    x = _random_input(prog, np.random.default_rng(0))
+    runs = [gradient(BotStage(), prog, x)[3] for _ in range(2)]
+    assert runs[0] == runs[1]
+    k = C.Build1(3, "i", C.Op("iadd", [C.Var("i"), C.Const(1)]), (3,), "Z")
+    assert _integer_constant(k)
+    assert not _integer_constant(C.Build1(3, "i", C.Op("iadd", [C.Var("i"), C.Var("n")]), (3,), "Z"))
+    from advalidate.lang.compile import Budget, Compiler
+    from advalidate.lang.numeric import reference_ops
+    from advalidate.lang.program import numeric_prims
+
+    ops = reference_ops("float")
+    fn = Compiler(numeric_prims(ops), Budget(None)).compile_program(
+        adv.parse(r"\(x : R) -> build1 3 (\i -> i + 1)").core
+    )
+    out = fn(1.0)
+    out[0] = 7  # the caller owns its array: the next run is not affected
+    assert fn(1.0).tolist() == [1, 2, 3] and ops.ops == 0

@@ -279,6 +279,22 @@ class OpsArrays(ArrayRuntime):
         return self._scatter_with(values, targets, shape, elem, zero, fn)
 
 
+def sum_rows(a: np.ndarray) -> Any:
+    """The rows of `a` (k ≥ 1) added left to right, as the element-at-a-time fold adds (so bitwise
+    the same result). Short rows go through `np.add.accumulate`, which adds in that same order in C
+    (a Python loop over 64 one-element rows cost more than the rest of a small program's run);
+    long rows in a loop, where accumulating the whole array would cost more than the loop."""
+    if a.dtype == np.float64 and a[0].size <= _ACCUMULATE_ROW:
+        return np.add.accumulate(a, axis=0)[-1]
+    out = a[0].copy() if a.ndim > 1 else a[0]
+    for row in a[1:]:
+        out = out + row
+    return out
+
+
+_ACCUMULATE_ROW = 16
+
+
 def _curried(fn: Callable, n: int) -> Callable:
     return (lambda x: lambda y: fn(x, y)) if n == 2 else fn
 
@@ -360,14 +376,19 @@ class VectorArrays(ArrayRuntime):
         xs = [np.asarray(a, dtype=np.float64) for a in args]
         x = xs[0]
         with np.errstate(all="ignore"):
-            if op == "div" and np.any(xs[1] == 0):
-                raise DomainError("division by zero")
-            if op in ("log", "sqrt") and np.any(x <= 0):
+            # sqrt(0) and tan near a pole are finite: checked first. A zero divisor or a log of a
+            # non-positive number always gives a non-finite result, so those are diagnosed only
+            # then (the same error, without a second pass over the arguments on every call).
+            if op == "sqrt" and (x <= 0).any():
                 raise DomainError(f"{op} of a non-positive number ({float(x[x <= 0].flat[0])})")
-            if op == "tan" and np.any(np.abs(np.cos(x)) < POLE_MARGIN):
+            if op == "tan" and (np.abs(np.cos(x)) < POLE_MARGIN).any():
                 raise DomainError("tan at a pole")
             r = _FLOAT_FNS[op](*xs)
-            if not np.all(np.isfinite(r)):
+            if not np.isfinite(r).all():
+                if op == "div" and (xs[1] == 0).any():
+                    raise DomainError("division by zero")
+                if op == "log" and (x <= 0).any():
+                    raise DomainError(f"{op} of a non-positive number ({float(x[x <= 0].flat[0])})")
                 raise DomainError(f"{op} gave a non-finite result")
         return float(r) if r.ndim == 0 else r
 
@@ -388,10 +409,8 @@ class VectorArrays(ArrayRuntime):
                 return self.full(shape, elem, self.zero(elem))
             if elem == "R":
                 self.count(inner * (k - 1))
-                out = a[0].copy() if shape else a[0]
-                for row in a[1:]:
-                    out = out + row  # left to right, as the element-at-a-time fold adds
-                if not self.mp and not np.all(np.isfinite(out)):
+                out = sum_rows(a)
+                if not self.mp and not np.isfinite(out).all():
                     raise DomainError("sumOuter gave a non-finite result")
                 return py(out)
             return py(a.sum(axis=0))

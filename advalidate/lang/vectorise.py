@@ -113,7 +113,47 @@ def vectorise_build(compiler: Compiler, e: C.Build1, scope: _Scope) -> Callable[
     except NotVectorisable:
         return None
     size = v.size
+    if _integer_constant(e):
+        return _once(lambda f: code(f, [None] * size))
     return lambda f: code(f, [None] * size)
+
+
+def _integer_constant(e: C.Build1) -> bool:
+    """Whether `e` is a closed build of integers or Booleans with no real operation inside (such as
+    the index arrays of a gather that the bot makes): its value is the same at every run, and
+    making it counts nothing."""
+    if e.elem == "R" or C.free_vars(e):
+        return False
+    stack: list[C.CExpr] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.Const):
+            if isinstance(x.value, float):
+                return False
+        elif isinstance(x, (C.Op, C.Elementwise)):
+            if x.op not in C.INT_OPS:
+                return False
+        elif isinstance(x, (C.Build1, C.Idx)):
+            if x.elem == "R":
+                return False
+        elif not isinstance(x, (C.Var, C.Let, C.If)):
+            return False
+        stack.extend(C.subexprs(x))
+    return True
+
+
+def _once(code: Callable[[list], Any]) -> Callable[[list], Any]:
+    """`code`, run at its first use only; later uses get a copy of that value (a program may hand
+    an array it made to its caller, who may write into it)."""
+    memo: list = []
+
+    def constant(f: list) -> Any:
+        if not memo:
+            memo.append(code(f))
+        v = memo[0]
+        return v.copy() if isinstance(v, np.ndarray) else v
+
+    return constant
 
 
 class _Vectoriser:

@@ -24,6 +24,7 @@ rounding (reassociation) error.
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from dataclasses import dataclass
@@ -53,15 +54,15 @@ class Contraction:
         return repr(f"{self.sx},{self.sy}->{self.so}")
 
     def apply(self, x: Any, y: Any) -> Any:
-        return contract(x, self.sx, y, self.sy, self.so, dict(self.dims))
+        return _plan(self.sx, self.sy, self.so, self.dims).run(x, y)
 
     def transpose_left(self, c: Any, y: Any) -> Any:
         """The cotangent of x for the cotangent `c` of the result (the transpose of d ↦ contract(d, y))."""
-        return contract(c, self.so, y, self.sy, self.sx, dict(self.dims))
+        return _plan(self.so, self.sy, self.sx, self.dims).run(c, y)
 
     def transpose_right(self, c: Any, x: Any) -> Any:
         """The cotangent of y for the cotangent `c` of the result."""
-        return contract(c, self.so, x, self.sx, self.sy, dict(self.dims))
+        return _plan(self.so, self.sx, self.sy, self.dims).run(c, x)
 
 
 def contraction(e: C.CExpr) -> tuple[C.CExpr, C.CExpr, Contraction] | None:
@@ -116,7 +117,7 @@ def count_and_apply(ns: Any, spec: Contraction, x: Any, y: Any) -> Any:
     sums, with the same check for a non-finite result."""
     ns.count(spec.product + spec.adds)
     out = spec.apply(x, y)
-    if not ns.mp and not np.all(np.isfinite(out)):
+    if not ns.mp and not np.isfinite(out).all():
         raise DomainError("a sumOuter of a product gave a non-finite result")
     return out
 
@@ -124,19 +125,46 @@ def count_and_apply(ns: Any, spec: Contraction, x: Any, y: Any) -> Any:
 def contract(x: Any, sx: str, y: Any, sy: str, so: str, dims: dict[str, int]) -> Any:
     """`einsum(f"{sx},{sy}->{so}", x, y)` as one batched `numpy.matmul` (BLAS for float64): every
     letter of `so` is in `sx` or `sy` and every summed letter is in both."""
-    batch = [c for c in so if c in sx and c in sy]
-    left = [c for c in so if c in sx and c not in sy]
-    right = [c for c in so if c in sy and c not in sx]
-    summed = [c for c in sx if c in sy and c not in so]
-    size = lambda cs: math.prod(dims[c] for c in cs)  # noqa: E731
-    xm = np.transpose(x, [sx.index(c) for c in batch + left + summed])
-    ym = np.transpose(y, [sy.index(c) for c in batch + summed + right])
-    xm = xm.reshape(size(batch), size(left), size(summed))
-    ym = ym.reshape(size(batch), size(summed), size(right))
-    order = batch + left + right
-    out = np.matmul(xm, ym).reshape([dims[c] for c in order])
-    out = np.transpose(out, [order.index(c) for c in so])
-    return out if so else out.item()
+    return _plan(sx, sy, so, tuple(sorted(dims.items()))).run(x, y)
+
+
+class _Plan:
+    """How one contraction runs: the operands transposed (batch, left, summed) and (batch, summed,
+    right), reshaped to 3-d, multiplied, and the product laid out as `so`. Worked out once per
+    subscripts and sizes: on a small program the shape arithmetic cost more than the product."""
+
+    def __init__(self, sx: str, sy: str, so: str, dims: dict[str, int]) -> None:
+        batch = [c for c in so if c in sx and c in sy]
+        left = [c for c in so if c in sx and c not in sy]
+        right = [c for c in so if c in sy and c not in sx]
+        summed = [c for c in sx if c in sy and c not in so]
+        size = lambda cs: math.prod(dims[c] for c in cs)  # noqa: E731
+        self.px = _perm([sx.index(c) for c in batch + left + summed])
+        self.py = _perm([sy.index(c) for c in batch + summed + right])
+        self.sx = (size(batch), size(left), size(summed))
+        self.sy = (size(batch), size(summed), size(right))
+        order = batch + left + right
+        self.so = tuple(dims[c] for c in order)
+        self.po = _perm([order.index(c) for c in so])
+        self.scalar = not so
+
+    def run(self, x: Any, y: Any) -> Any:
+        xm = np.asarray(x) if self.px is None else np.transpose(x, self.px)
+        ym = np.asarray(y) if self.py is None else np.transpose(y, self.py)
+        out = np.matmul(xm.reshape(self.sx), ym.reshape(self.sy)).reshape(self.so)
+        if self.po is not None:
+            out = out.transpose(self.po)
+        return out.item() if self.scalar else out
+
+
+def _perm(p: list[int]) -> tuple[int, ...] | None:
+    """A transposition, or None for the identity."""
+    return None if p == sorted(p) else tuple(p)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(sx: str, sy: str, so: str, dims: tuple[tuple[str, int], ...]) -> _Plan:
+    return _Plan(sx, sy, so, dict(dims))
 
 
 class ContractingCompiler(Compiler):

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ...lang.arrays import sum_rows
+
 
 class Delta:
     __slots__ = ()
@@ -270,6 +272,9 @@ def _item(v: Any) -> Any:
 
 
 def _valid(js: list, shape: tuple) -> tuple[np.ndarray, list]:
+    if len(js) == 1:  # the common case, without broadcasting
+        j = np.asarray(js[0], dtype=np.int64)
+        return (j >= 0) & (j < shape[0]), [j]
     outer = np.broadcast_shapes(*(np.shape(j) for j in js)) if js else ()
     js = [np.broadcast_to(np.asarray(j, dtype=np.int64), outer) for j in js]
     ok = np.ones(outer, dtype=bool)
@@ -281,10 +286,20 @@ def _valid(js: list, shape: tuple) -> tuple[np.ndarray, list]:
 def _scatter_add(out: np.ndarray, js: list, c: Any, src: tuple) -> None:
     """out[js(p)] += c[p] for every p whose index is in range (the transpose of a gather)."""
     ok, js = _valid(js, src)
-    if js:
-        np.add.at(out, tuple(j[ok] for j in js), np.asarray(c)[ok])
-    else:
+    if not js:
         out += c
+        return
+    c = np.asarray(c)
+    if ok.all():
+        idx, vals = tuple(js), c
+    else:
+        idx, vals = tuple(j[ok] for j in js), c[ok]
+    if out.dtype == np.float64 and len(idx) == out.ndim:
+        # One real per index: `bincount` adds the values in the same order as `add.at`, in one pass.
+        flat = np.ravel_multi_index(idx, src) if len(idx) > 1 else idx[0]
+        out += np.bincount(flat.ravel(), weights=np.ravel(vals), minlength=out.size).reshape(out.shape)
+    else:
+        np.add.at(out, idx, vals)
 
 
 def _gather(c: Any, js: list, shape: tuple, zero_like: Any) -> Any:
@@ -305,10 +320,7 @@ def _sum_outer(c: Any, zero_like: Any) -> Any:
     c = np.asarray(c)
     if c.shape[0] == 0:
         return zero_like(c.shape[1:])
-    out = c[0].copy() if c.ndim > 1 else c[0]
-    for row in c[1:]:
-        out = out + row
-    return _item(out)
+    return _item(sum_rows(c))
 
 
 def input_size(shape: tuple) -> int:
