@@ -4,7 +4,8 @@ The bot is a rewrite system that the paper proves semantics-preserving; here it 
 transformation, not only through the gradients of the `bot` engine: the rewritten core program is
 run by the reference interpreter at the check's input (mp, at the reference's precision) and its
 value must equal the source program's, within the value tolerance. The verdict is given
-once per program, on the `bot` engine's row; for every other engine the oracle does not apply.
+once per program, on the `bot` engine's row; for every other engine the oracle does not apply, nor
+where the `bot` engine itself does not (a program without arrays, or with derivative operators).
 A program the bot declines (`BotUnsupported`) is inconclusive with the bot's reason.
 """
 
@@ -30,6 +31,8 @@ class BotOracle(Oracle):
     def _verdict(self, ctx: Context, run: EngineRun) -> Verdict:
         if getattr(run.engine, "name", None) != "bot":
             return self.inconclusive(run, "not applicable: the bot oracle checks the bulk-operation transformation")
+        if not run.ok and run.message.startswith("not applicable"):
+            return self.inconclusive(run, run.message)  # a program the bot stage does not take (no arrays, nested)
         if ctx.ref is None:
             return self.inconclusive(run, ctx.ref_error or "no reference value")
         return self.judge(ctx, run)
