@@ -11,8 +11,13 @@ wrapper makes the program
 
     \\(p : (σ, τ)) -> let x = fst p in let dy = snd p in <primal lets> in <gradient lets> in (y, dx)
 
-It is printed by `advalidate show --engine compiled`, parsed and type-checked like any program,
-and run by the reference interpreter, builds in bulk. What has no symbolic derivative here is
+It is printed by `advalidate show --engine compiled`, parsed and type-checked like any program.
+The stage runs it in two parts, both programs of the language made from the same lets
+(`Gradient`): `vjp` runs the primal lets (`x -> (y, saved)`), `back` the partial derivatives and
+the reverse pass on the primal lets they read (`(saved, dy) -> dx`), so the primal runs once. Both
+run on the reference interpreter's primitives, builds in bulk, contractions in one piece
+(`contract.ContractingCompiler`); `primal_elem_ops` and `reverse_elem_ops` are their counts (the
+primal's is the bot's: the element operations of the program that is differentiated). What has no symbolic derivative here is
 declined with `NotImplementedError`: control flow on values known only at run time (`if` on a
 comparison of reals, recursion), lists and sums, and `maxOuter` / `minOuter` / `scatterMax`, whose
 derivative picks the arg-max, which the core language cannot express.
@@ -24,19 +29,19 @@ import itertools
 import math
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import mpmath
 import numpy as np
 
 from ...lang import ast as A
 from ...lang import core as C
-from ...lang.compile import Budget, Compiler
+from ...lang.compile import Budget
 from ...lang.deep import run_deep
 from ...lang.numeric import DEFAULT_DPS, reference_ops
 from ...lang.pretty import pretty_module
 from ...lang.program import DEFAULT_BUDGET, Program, numeric_prims, parse
-from ...lang.types import BOOL, Array, Int, Pair, R, Real, Type, Unit, Z, array_type, is_bool, prune, shape_of
+from ...lang.types import BOOL, UNIT, Array, Int, Pair, R, Real, Type, Unit, Z, array_type, is_bool, prune, shape_of
 from ...lang.values import check_value, convert
 from ..engine import Back, CompiledOnce, _in_domain, external_real, value_size
 from .contract import ContractingCompiler, Contraction, contraction
@@ -85,6 +90,8 @@ class Stager:
 
     def __init__(self) -> None:
         self.binds: list[tuple[str, A.Expr]] = []
+        self.types: dict[str, Type] = {}  # the type of every let
+        self.partials: set[str] = set()  # the lets of partial derivatives: reverse-pass work
         self.names = itertools.count()
         self.ids = itertools.count()
         self.nodes = 0
@@ -92,11 +99,14 @@ class Stager:
     def fresh(self, base: str = "t") -> str:
         return f"{base}{next(self.names)}"
 
-    def emit(self, expr: A.Expr, ty: Type) -> Sym:
+    def emit(self, expr: A.Expr, ty: Type, partial: bool = False) -> Sym:
         if isinstance(expr, (A.Var, A.RealLit, A.IntLit, A.BoolLit)):
             return Sym(expr, ty)
         name = self.fresh()
         self.binds.append((name, expr))
+        self.types[name] = ty
+        if partial:
+            self.partials.add(name)
         return Sym(A.Var(name), ty)
 
     def delta(self, kind: str, args: tuple, shape: tuple) -> SD:
@@ -166,9 +176,9 @@ class Stager:
             if p is ONE:
                 terms.append(d)
             elif p is MINUS_ONE:
-                terms.append(self.delta("Scale", (self.emit(_constant(-1.0, shape), ty).expr, d), shape))
+                terms.append(self.delta("Scale", (self.emit(_constant(-1.0, shape), ty, True).expr, d), shape))
             else:
-                factor = self.emit(p, ty)
+                factor = self.emit(p, ty, True)
                 terms.append(self.delta("Scale", (factor.expr, d), shape))
         if not terms:
             return (y, ZERO)
@@ -281,7 +291,7 @@ class SurfaceLib:
         self.s, self.ty = stager, ty
 
     def _bin(self, op: str, a: A.Expr, b: A.Expr) -> A.Expr:
-        return self.s.emit(A.BinOp(op, a, b), self.ty).expr
+        return self.s.emit(A.BinOp(op, a, b), self.ty, True).expr
 
     def mul(self, a: A.Expr, b: A.Expr) -> A.Expr:
         return self._bin("*", a, b)
@@ -296,13 +306,13 @@ class SurfaceLib:
         return self._bin("-", a, b)
 
     def neg(self, a: A.Expr) -> A.Expr:
-        return self.s.emit(A.Neg(a), self.ty).expr
+        return self.s.emit(A.Neg(a), self.ty, True).expr
 
     def sin(self, a: A.Expr) -> A.Expr:
-        return self.s.emit(A.App(A.Builtin("sin"), a), self.ty).expr
+        return self.s.emit(A.App(A.Builtin("sin"), a), self.ty, True).expr
 
     def cos(self, a: A.Expr) -> A.Expr:
-        return self.s.emit(A.App(A.Builtin("cos"), a), self.ty).expr
+        return self.s.emit(A.App(A.Builtin("cos"), a), self.ty, True).expr
 
     def const(self, r: float, like: A.Expr) -> A.Expr:
         return _constant(r, shape_of(self.ty)[0])
@@ -492,7 +502,20 @@ def share_to_let(term: A.Expr, fresh: Any) -> tuple[list[tuple[str, A.Expr]], A.
 # ---- the wrapper (§7.5, Fig. 21) and the stage ---------------------------------------------------
 
 
-def gradient_program(prog: Program) -> tuple[Program, dict[str, int]]:
+class Gradient(NamedTuple):
+    """What the wrapper makes of a program: the gradient program `(x, dy) -> (y, dx)` (what `show`
+    prints, a program of the language), its static counts, and the same lets split in two programs
+    of the language that the stage runs: `primal` `x -> (y, saved)` (the primal lets, in `vjp`) and
+    `reverse` `(saved, dy) -> dx` (the partial derivatives and the reverse pass, in `back`), where
+    `saved` holds the primal lets the reverse part reads, so no primal work is done twice."""
+
+    program: Program
+    counts: dict[str, int]
+    primal: Program
+    reverse: Program
+
+
+def gradient_program(prog: Program) -> Gradient:
     """The program `(x, dy) -> (y, dx)` computing the value and the vector-Jacobian product."""
     from .bot import bulk_operation_transform
 
@@ -527,15 +550,85 @@ def gradient_program(prog: Program) -> tuple[Program, dict[str, int]]:
         grads.append(rev.grads[k] if rev.grads[k] is not None else _constant(0.0, shape_of(ty)[0]))
     dx = _rebuild(prog.input_type, A.Var("x"), iter(grads))
     lets, root = share_to_let(A.PairE(primal, dx), st.fresh)
-    body: A.Expr = root
-    for name, rhs in reversed(st.binds + lets):
-        body = A.Let(A.PVar(name), rhs, body)
-    body = A.Let(
-        A.PVar("x"), A.App(A.Builtin("fst"), A.Var("p")), A.Let(A.PVar("dy"), A.App(A.Builtin("snd"), A.Var("p")), body)
+    assert isinstance(root, A.PairE)
+    name = prog.filename
+    full = _lets(st.binds + lets, root)
+    full = _lets([("x", _fst(A.Var("p"))), ("dy", _snd(A.Var("p")))], full)
+    whole = _program(A.Lam(A.Binder(A.PVar("p"), Pair(prog.input_type, prog.output_type)), full), f"<compiled {name}>")
+    # The split: primal lets in `vjp`, partials and the reverse pass in `back`.
+    forward = [(n, rhs) for n, rhs in st.binds if n not in st.partials]
+    backward = [(n, rhs) for n, rhs in st.binds if n in st.partials] + lets
+    kept = {"x": prog.input_type} | {n: st.types[n] for n, _ in forward}
+    used = _var_names([rhs for _, rhs in backward] + [root.right])
+    saved = [n for n in kept if n in used]
+    pack = _tuple([A.Var(n) for n in saved])
+    saved_ty = _tuple_type([kept[n] for n in saved])
+    head = A.Lam(A.Binder(A.PVar("x"), prog.input_type), _lets(forward, A.PairE(root.left, pack)))
+    unpack = [("s", _fst(A.Var("p"))), ("dy", _snd(A.Var("p")))] + _untuple(saved, A.Var("s"))
+    tail = A.Lam(A.Binder(A.PVar("p"), Pair(saved_ty, prog.output_type)), _lets(unpack + backward, root.right))
+    counts = {"delta_nodes": st.nodes, "onehot_volume": rev.onehot}
+    return Gradient(
+        whole, counts, _program(head, f"<compiled primal {name}>"), _program(tail, f"<compiled reverse {name}>")
     )
-    lam = A.Lam(A.Binder(A.PVar("p"), Pair(prog.input_type, prog.output_type)), body)
-    text = pretty_module(A.Module(lam, []))
-    return parse(text, filename=f"<compiled {prog.filename}>"), {"delta_nodes": st.nodes, "onehot_volume": rev.onehot}
+
+
+def _program(lam: A.Lam, filename: str) -> Program:
+    """A term of the language as a program: printed and parsed back, so it is type-checked too."""
+    return parse(pretty_module(A.Module(lam, [])), filename=filename)
+
+
+def _lets(binds: list[tuple[str, A.Expr]], body: A.Expr) -> A.Expr:
+    for name, rhs in reversed(binds):
+        body = A.Let(A.PVar(name), rhs, body)
+    return body
+
+
+def _fst(e: A.Expr) -> A.Expr:
+    return A.App(A.Builtin("fst"), e)
+
+
+def _snd(e: A.Expr) -> A.Expr:
+    return A.App(A.Builtin("snd"), e)
+
+
+def _tuple(items: list[A.Expr]) -> A.Expr:
+    """`(a, (b, (c, ())))`: the saved lets as one value."""
+    out: A.Expr = A.UnitLit()
+    for item in reversed(items):
+        out = A.PairE(item, out)
+    return out
+
+
+def _tuple_type(tys: list[Type]) -> Type:
+    out: Type = UNIT
+    for ty in reversed(tys):
+        out = Pair(ty, out)
+    return out
+
+
+def _untuple(names: list[str], access: A.Expr) -> list[tuple[str, A.Expr]]:
+    """Lets binding `names` to the components of a `_tuple` read at `access`."""
+    binds = []
+    for k, name in enumerate(names):
+        rest = f"s_{k}"
+        binds += [(name, _fst(access)), (rest, _snd(access))]
+        access = A.Var(rest)
+    return binds
+
+
+def _var_names(terms: list[Any]) -> set[str]:
+    """Every variable name a term reads (names are unique, so no scoping is needed)."""
+    out: set[str] = set()
+    stack = list(terms)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, A.Var):
+            out.add(t.name)
+        elif isinstance(t, list):
+            stack.extend(t)
+        elif isinstance(t, A.Node) and hasattr(t, "__dataclass_fields__"):
+            stack.extend(getattr(t, f) for f in t.__dataclass_fields__ if f not in ("span", "ty"))
+    return out
 
 
 def _collect(y: Any, ty: Type, access: A.Expr, seeds: list) -> A.Expr:
@@ -579,11 +672,16 @@ class CompiledStage:
         self._programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    def gradient_program(self, prog: Program) -> tuple[Program, dict[str, int]]:
+    def gradient(self, prog: Program) -> Gradient:
         out = self._programs.get(prog)
         if out is None:
             out = self._programs[prog] = run_deep(gradient_program, prog)
         return out
+
+    def gradient_program(self, prog: Program) -> tuple[Program, dict[str, int]]:
+        """The gradient program `(x, dy) -> (y, dx)` (what `show` prints) and its static counts."""
+        g = self.gradient(prog)
+        return g.program, g.counts
 
     def show(self, prog: Program) -> str:
         from ...lang.pretty import pretty_module as show_module
@@ -593,38 +691,47 @@ class CompiledStage:
 
     def vjp(self, prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET,
             dps: int = DEFAULT_DPS) -> tuple[Any, Back]:  # fmt: skip
-        g, counts = self.gradient_program(prog)
+        """The primal part of the gradient program runs here (the value, its counts and the lets
+        the reverse part reads); `back` runs the reverse part on those."""
+        g = self.gradient(prog)
         check_value(x, prog.input_type, "input")
-        y, primal_ops = self.run(prog, prog, Compiler, x, numeric, budget, dps)
+        real = float if numeric == "float" else mpmath.mpf
+        external = external_real(numeric)
+        head = self.compiled(prog, g.primal, numeric, dps, budget)
+        tail = self.compiled(prog, g.reverse, numeric, dps, budget)
+
+        def forward() -> tuple[Any, Any, int]:
+            rt = _Reference(numeric, dps)
+            yi, saved = head.bind(rt)(convert(x, prog.input_type, real, internal=True))
+            return convert(yi, prog.output_type, external, internal=False), saved, rt.ops.ops
+
+        y, saved, primal_ops = _in_domain(numeric, dps, forward)
         stats = {"primal_ops": primal_ops, "input_size": value_size(x), "output_size": value_size(y),
                  "reverse_cost": 0, "backprops_created": 0, "backprop_calls_max": 0,
-                 "primal_elem_ops": primal_ops, "reverse_elem_ops": 0, **counts}  # fmt: skip
+                 "primal_elem_ops": primal_ops, "reverse_elem_ops": 0, **g.counts}  # fmt: skip
 
         def back(dy: Any) -> Any:
             check_value(dy, prog.output_type, "output cotangent")
-            (_, dx), ops = self.run(prog, g, ContractingCompiler, (x, dy), numeric, budget, dps)
-            stats["reverse_cost"] = stats["reverse_elem_ops"] = max(ops - primal_ops, 0)
+            rt = _Reference(numeric, dps)
+
+            def go() -> Any:
+                dx = tail.bind(rt)((saved, convert(dy, prog.output_type, real, internal=True)))
+                return convert(dx, prog.input_type, external, internal=False)
+
+            dx = _in_domain(numeric, dps, go)
+            stats["reverse_cost"] = stats["reverse_elem_ops"] = rt.ops.ops
             return dx
 
         return y, Back(back, stats)
 
-    def run(self, key: Program, prog: Program, compiler: type[Compiler], x: Any, numeric: str,
-            budget: int | None, dps: int) -> tuple[Any, int]:  # fmt: skip
-        """`prog` at `x` by the reference interpreter's primitives, compiled once (per `key`, the
-        program differentiated); the value and its operation count."""
+    def compiled(self, key: Program, part: Program, numeric: str, dps: int, budget: int | None) -> CompiledOnce:
+        """A part of `key`'s gradient program compiled once for these settings, by the compiler
+        that runs its contractions in one piece (`contract.ContractingCompiler`)."""
         per_prog = self._compiled.setdefault(key, {})
-        at = (prog is key, numeric, dps, budget)
+        at = (part.filename, numeric, dps, budget)
         if at not in per_prog:
-            per_prog[at] = CompiledOnce(_Reference(numeric, dps), prog.core, budget, compiler)
-        rt = _Reference(numeric, dps)
-        fn = per_prog[at].bind(rt)
-        real = float if numeric == "float" else mpmath.mpf
-
-        def go() -> Any:
-            xi = convert(x, prog.input_type, real, internal=True)
-            return convert(fn(xi), prog.output_type, external_real(numeric), internal=False)
-
-        return _in_domain(numeric, dps, go), rt.ops.ops
+            per_prog[at] = CompiledOnce(_Reference(numeric, dps), part.core, budget, ContractingCompiler)
+        return per_prog[at]
 
 
 class _Reference:
