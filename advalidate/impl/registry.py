@@ -52,6 +52,7 @@ _ADAPTERS: dict[str, tuple[str, str, str]] = {
     "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
     "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
     "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
+    "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),
 }
 
 

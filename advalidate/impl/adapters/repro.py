@@ -8,7 +8,7 @@ source of the adapter's namespace class (plain library code: `jnp` / `torch` / `
 traced function `f(x0, x1, ...)`, the input and the output cotangent, and prints
 
 - the library's gradient of ⟨f(x), dy⟩ (its own reverse mode: `jax.vjp`, `torch.autograd.grad`,
-  `autograd.grad`),
+  `torch.func.vjp` for `torch-func`, `autograd.grad`),
 - the expected gradient of the program, computed by advalidate's reference (`tape` engine) when the
   script was written and embedded as a literal,
 - central differences of the script's own primal ⟨f(x), dy⟩ (step 1e-6 relative), so a wrong
@@ -19,7 +19,8 @@ function an operator differentiates becomes a nested `def` (its body traced when
 called it, so it may use the variables of the enclosing function, as the program's closure did),
 and the operator a call of the adapter's helper `nested_vjp` / `nested_grad` / `nested_jvp`, whose
 source is copied into the script (`jax.vjp` / `jax.grad` / `jax.jvp`; `torch.autograd.grad(...,
-create_graph=True)`; autograd's `make_vjp` / `grad` / `make_jvp`). The expected gradient of such
+create_graph=True)`; `torch.func.vjp` / `torch.func.grad` / `torch.func.jvp`; autograd's
+`make_vjp` / `grad` / `make_jvp`). The expected gradient of such
 a program is the reference interpreter's (tagged nested forward mode), not the `tape` engine's.
 
 Nothing of advalidate is imported by the script: `python repro.py` with the library installed.
@@ -386,6 +387,20 @@ def library_gradient(xs, dy):
         return [torch.zeros_like(v) for v in xt]
     return torch.autograd.grad([p[0] for p in pairs], xt, grad_outputs=[p[1] for p in pairs],
                                allow_unused=True, materialize_grads=True)
+"""
+
+TORCH_FUNC_DRIVER = """
+LIBRARY = "torch.func"
+
+
+def primal(xs):
+    return [torch.as_tensor(y).detach().numpy() for y in f(*[torch.tensor(v, dtype=torch.float64) for v in xs])]
+
+
+def library_gradient(xs, dy):
+    xt = [torch.tensor(np.array(v, dtype=np.float64)) for v in xs]
+    ys, pull = torch.func.vjp(lambda *a: [torch.as_tensor(y, dtype=torch.float64) for y in f(*a)], *xt)
+    return pull([torch.tensor(np.array(d, dtype=np.float64)).reshape(y.shape) for y, d in zip(ys, dy)])
 """
 
 AUTOGRAD_DRIVER = """

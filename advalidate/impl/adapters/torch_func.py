@@ -1,0 +1,136 @@
+"""Engine `torch-func`: PyTorch differentiated by functorch's transforms only (`torch.func`).
+
+The `torch` engine nests through `torch.autograd.grad(create_graph=True)`; this one tests PyTorch's
+other nesting machinery (issue #18). The engine's reverse mode is `torch.func.vjp` of the whole
+program, its forward mode `torch.func.jvp`, and the program's own derivative operators (seed 001)
+are `torch.func.vjp` (`vjp f x dy`), `torch.func.grad` (`grad f x`) and `torch.func.jvp` (`jvp f x
+dx`) on the list of the reals of `x` (`nested_vjp`, `nested_grad`, `nested_jvp`). Every transform
+gets its own functorch level, and a tensor an inner function captures from an enclosing transform
+is lifted to the inner level, so functorch's levels, not a fresh node made by the adapter (as in
+`torch`), are what keeps the perturbations apart; that is what a campaign on this engine tests.
+
+Arrays run as the `torch` engine's tensor operations (same masking, same `index_add` scatter; none
+of them mutates a tensor in place, which functorch forbids for tensors captured across levels).
+Functorch's wrapped tensors have no storage, so branch decisions read them by `tolist()`, not
+`numpy()`. Everything else (ops, conversions, repro helpers) is the `torch` engine's.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch.func
+
+from .common import LibraryOps
+from .torch import TorchEngine, TorchNamespace, TorchOps, TorchOwnNamespace, _t
+
+
+def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
+    """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs` by `torch.func.vjp`; an argument
+    may be a tensor of an enclosing transform, which then differentiates through this one. (The
+    adapter's own code, copied into a finding's `repro.py`.)"""
+    ys, pull = torch.func.vjp(lambda a: [_t(y) for y in f(a)], [_t(x) for x in xs])
+    (g,) = pull([_t(d).reshape(y.shape) for y, d in zip(ys, dys, strict=True)])
+    return list(g)
+
+
+def nested_grad(f: Callable[[list], list], xs: list) -> list:
+    """The gradient of the scalar `f` (its one output) at `xs` by `torch.func.grad`."""
+    return list(torch.func.grad(lambda a: _t(f(a)[0]))([_t(x) for x in xs]))
+
+
+def nested_jvp(f: Callable[[list], list], xs: list, dxs: list) -> list:
+    """J·dxs of `f` at `xs` by `torch.func.jvp`."""
+    primals = [_t(x) for x in xs]
+    tangents = [_t(d).reshape(x.shape) for x, d in zip(primals, dxs, strict=True)]
+    _, ts = torch.func.jvp(lambda a: [_t(y) for y in f(a)], (primals,), (tangents,))
+    return list(ts)
+
+
+class TorchFuncOps(TorchOps):
+    lib_vjp = staticmethod(nested_vjp)
+    lib_grad = staticmethod(nested_grad)
+    lib_jvp = staticmethod(nested_jvp)
+
+    def __init__(self) -> None:
+        # The program's constants 1.0, by identity: functorch wraps every tensor made under a
+        # transform (constants too), so "not traced" cannot be read off the tensor itself.
+        self._ones: weakref.WeakSet[torch.Tensor] = weakref.WeakSet()
+
+    def const(self, r: float) -> Any:
+        t = super().const(r)
+        if float(r) == 1.0:
+            self._ones.add(t)
+        return t
+
+    def is_grad_seed(self, dy: Any) -> bool:
+        """`grad f x` (a constant seed 1.0, never a traced one) goes through `torch.func.grad`."""
+        return dy in self._ones
+
+
+class TorchFuncNamespace(TorchNamespace):
+    """The `torch` namespace, reading branch masks by `tolist()` (wrapped tensors have no storage)."""
+
+    def asnumpy(self, x: Any) -> np.ndarray:
+        return np.array(x.tolist() if isinstance(x, torch.Tensor) else x, dtype=bool)
+
+
+class TorchFuncOwnNamespace(TorchFuncNamespace, TorchOwnNamespace):
+    """`TorchOwnNamespace`'s scatter (one of the repeated values wins) with `tolist()` branch masks."""
+
+
+class TorchFuncEngine(TorchEngine):
+    name = "torch-func"
+    semantics = "language: explicit masking; torch.func transforms"
+
+    def ops(self) -> LibraryOps:
+        return TorchFuncOps()
+
+    def namespace(self) -> Any:
+        return TorchFuncNamespace()
+
+    def to_np(self, t: Any) -> np.ndarray:
+        """`force=True`: torch.func may hand back its efficient ZeroTensor, which `numpy()` refuses."""
+        return np.asarray(t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t, dtype=np.float64)
+
+    def vjp_leaves(self, fn: Callable[[list], list], leaves: list) -> tuple[list, Callable[[list], list]]:
+        ys, pull = torch.func.vjp(lambda xs: [self.out_leaf(y) for y in fn(xs)], list(leaves))
+
+        def back(dy: list) -> list:
+            (g,) = pull([_t(d).reshape(y.shape) for y, d in zip(ys, dy, strict=True)])
+            return list(g)
+
+        return [y.detach() for y in ys], back
+
+    def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
+        primals = list(leaves)
+        ts = [t.reshape(x.shape) for x, t in zip(primals, tangents, strict=True)]
+        ys, tys = torch.func.jvp(lambda xs: [self.out_leaf(y) for y in fn(xs)], (primals,), (ts,))
+        return [y.detach() for y in ys], [t.detach() for t in tys]
+
+    def own_semantics(self) -> Any:
+        """This engine with scatter by `index_put_` without accumulation (PyTorch's own overwrite),
+        still under torch.func (the in-place write is on a tensor made inside the transform)."""
+
+        class Own(TorchFuncEngine):
+            name = f"{self.name}-own"
+            semantics = "PyTorch index_put_(accumulate=False) for scatter; torch.func transforms"
+
+            def namespace(self) -> Any:
+                return TorchFuncOwnNamespace()
+
+        return Own()
+
+    def repro_info(self) -> dict[str, Any]:
+        from .repro import TORCH_FUNC_DRIVER
+
+        return {
+            **super().repro_info(),
+            "driver": TORCH_FUNC_DRIVER,
+            "what": f"torch.func.vjp, {self.semantics}",
+            "nested": [nested_vjp, nested_grad, nested_jvp],
+        }
