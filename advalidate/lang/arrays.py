@@ -139,8 +139,12 @@ class ArrayRuntime:
         valid = np.ones(src, dtype=bool)
         for j, n in zip(js, shape[:m]):
             valid &= (j >= 0) & (j < n)
-        targets = [j[valid] for j in js]
-        values = np.asarray(a)[valid]
+        if src and valid.all():  # the common case: no mask to apply
+            targets = [j.ravel() for j in js]
+            values = np.reshape(a, (-1, *np.shape(a)[len(src) :]))
+        else:
+            targets = [j[valid] for j in js]
+            values = np.asarray(a)[valid]
         if not targets:  # every element goes to the one target: scatter into a 1-element axis
             out = self.scatter(a, [np.zeros(src, dtype=np.int64)], src, (1, *shape), elem, combine, zero, combine_fn)
             return py(out[0])
@@ -310,7 +314,7 @@ def int_elementwise(op: str, args: list) -> Any:
         r = -xs[0]
     else:
         r = _INT_FNS[op](xs[0], xs[1])
-    if r.dtype == np.int64 and r.size and np.abs(r).max() >= INT_LIMIT:
+    if r.dtype == np.int64 and r.size and (r.max() >= INT_LIMIT or r.min() <= -INT_LIMIT):
         raise DomainError(f"integer overflow in `{op}` on an array (elements beyond 2^62)")
     return py(r) if r.ndim == 0 else r
 
@@ -400,6 +404,17 @@ class VectorArrays(ArrayRuntime):
         self.ops.ops = before
         return r if isinstance(r, np.ndarray) and r.ndim else py(r)
 
+    def arr_op(
+        self, op: str, args: list, static: tuple, shape: tuple, elem: str, fold: Callable | None, zero: Any
+    ) -> Any:
+        if elem == "R" and not self.mp and op in ("replicate", "tr"):
+            # Read-only views, not copies: no operation writes into an array it did not make, and
+            # copying k × size(x) for a replicate cost more than the product that reads it.
+            if op == "tr":
+                return np.transpose(args[0], static)
+            return np.broadcast_to(args[0], shape)
+        return super().arr_op(op, args, static, shape, elem, fold, zero)
+
     def reduce(self, op: str, a: np.ndarray, shape: tuple, elem: str) -> Any:
         k = a.shape[0]
         inner = math.prod(shape)
@@ -433,6 +448,10 @@ class VectorArrays(ArrayRuntime):
             self.count(int(np.size(values)))
             if combine == "max" and len(targets[0]):
                 self._scatter_margin(values, targets, shape)
+            if combine == "add" and not self.mp and zero == 0 and len(targets) == len(shape):
+                # One real per target: `bincount` adds in the same order as `add.at` (from 0.0).
+                flat = np.ravel_multi_index(tuple(targets), shape) if len(targets) > 1 else targets[0]
+                return np.bincount(flat, weights=values, minlength=math.prod(shape)).reshape(shape)
         return super().scatter_bulk(values, targets, shape, elem, combine, zero)
 
     def _scatter_margin(self, values: Any, targets: list, shape: tuple) -> None:

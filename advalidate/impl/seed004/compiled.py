@@ -17,10 +17,12 @@ The stage runs it in two parts, both programs of the language made from the same
 the reverse pass on the primal lets they read (`(saved, dy) -> dx`), so the primal runs once. Both
 run on the reference interpreter's primitives, builds in bulk, contractions in one piece
 (`contract.ContractingCompiler`); `primal_elem_ops` and `reverse_elem_ops` are their counts (the
-primal's is the bot's: the element operations of the program that is differentiated). What has no symbolic derivative here is
-declined with `NotImplementedError`: control flow on values known only at run time (`if` on a
-comparison of reals, recursion), lists and sums, and `maxOuter` / `minOuter` / `scatterMax`, whose
-derivative picks the arg-max, which the core language cannot express.
+primal's is the bot's: the element operations of the program that is differentiated).
+
+What has no symbolic derivative here is declined with `NotImplementedError`: control flow on
+values known only at run time (`if` on a comparison of reals, recursion), lists and sums, and
+`maxOuter` / `minOuter` / `scatterMax`, whose derivative picks the arg-max, which the core
+language cannot express.
 """
 
 from __future__ import annotations
