@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import mpmath
 import numpy as np
 
+from ..seed000.cotangent import Counter
+
 ONE = "one"
 MINUS_ONE = "minus_one"
 Partial = Any  # a value of the namespace, or ONE / MINUS_ONE
@@ -48,30 +50,37 @@ def partials(op: str, xs: list, y: Any, lib: Lib) -> list[Partial]:
     if op == "neg":
         return [MINUS_ONE]
     (x,) = xs
-    one = lambda: lib.const(1.0, y)  # noqa: E731
-    table: dict[str, Callable[[], Any]] = {
-        "sin": lambda: lib.cos(x),
-        "cos": lambda: lib.neg(lib.sin(x)),
-        "tan": lambda: lib.add(one(), lib.mul(y, y)),
-        "exp": lambda: y,
-        "log": lambda: lib.div(one(), x),
-        "sqrt": lambda: lib.div(lib.const(0.5, y), y),
-        "tanh": lambda: lib.sub(one(), lib.mul(y, y)),
-        "atan": lambda: lib.div(one(), lib.add(one(), lib.mul(x, x))),
-    }
-    return [table[op]()]
+    return [_UNARY[op](x, y, lib)]
+
+
+def _one(y: Any, lib: Lib) -> Any:
+    return lib.const(1.0, y)
+
+
+# ∂op(x) for the unary operations, from x, y = op(x) and the namespace (a module-level table: the
+# stages look it up once per operation they differentiate).
+_UNARY: dict[str, Callable[[Any, Any, Lib], Any]] = {
+    "sin": lambda x, y, lib: lib.cos(x),
+    "cos": lambda x, y, lib: lib.neg(lib.sin(x)),
+    "tan": lambda x, y, lib: lib.add(_one(y, lib), lib.mul(y, y)),
+    "exp": lambda x, y, lib: y,
+    "log": lambda x, y, lib: lib.div(_one(y, lib), x),
+    "sqrt": lambda x, y, lib: lib.div(lib.const(0.5, y), y),
+    "tanh": lambda x, y, lib: lib.sub(_one(y, lib), lib.mul(y, y)),
+    "atan": lambda x, y, lib: lib.div(_one(y, lib), lib.add(_one(y, lib), lib.mul(x, x))),
+}
 
 
 class Numeric:
     """`Lib` over floats, mpmath numbers and numpy arrays of either (element-wise).
 
-    `count` receives the number of element operations each call performs (derivative work)."""
+    `count.n` grows by the number of element operations each call performs (derivative work)."""
 
-    def __init__(self, count: Callable[[int], None]) -> None:
+    def __init__(self, count: Counter) -> None:
         self.count = count
 
     def _n(self, v: Any) -> Any:
-        self.count(max(int(np.size(v)), 1))
+        self.count.n += max(int(np.size(v)), 1)
         return v
 
     def mul(self, a: Any, b: Any) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...lang.types import Type
 from ..engine import StageRuntime
+from ..seed000.cotangent import Counter
 from ..seed000.wrapper import deinterleave, interleave
 from . import delta as D
 from .rules import MINUS_ONE, ONE, Numeric, partials
@@ -35,13 +36,12 @@ class DeltaRuntime(StageRuntime):
         super().__init__(numeric, ops)
         self.deltas = D.Deltas()
         self.inputs = 0
-        self.deriv_ops = 0
         self.onehot = 0
         self.last_reverse = 0
-        self.lib = Numeric(self._count_deriv)
-
-    def _count_deriv(self, n: int) -> None:
-        self.deriv_ops += n
+        # Not a bound method of the runtime: a cycle through it would leave every run's Delta
+        # graph and arrays to the cyclic garbage collector instead of freeing them at once.
+        self.derivs = Counter()
+        self.lib = Numeric(self.derivs)
 
     def stage_prims(self) -> dict:
         return {"dZero": self.deltas.zero, "dprim": self.dprim}
@@ -90,9 +90,9 @@ class DeltaRuntime(StageRuntime):
         for i, n in enumerate(cost.calls):
             self.calls[i] += n
         self.onehot = cost.onehot
-        self.last_reverse = cost.units + self.deriv_ops + self.inputs
+        self.last_reverse = cost.units + self.derivs.n + self.inputs
         self.cost.n += self.last_reverse
-        self.deriv_ops = 0
+        self.derivs.n = 0
         keys = iter(range(self.inputs))
 
         def grad(r: Any) -> Any:
