@@ -255,3 +255,19 @@ def test_compiled_runs_its_gradient_program_in_two_parts(src, value):
     assert np.allclose(adv.flatten(whole.value), adv.flatten((y, dx)), rtol=1e-13, atol=0)
     assert stats["primal_elem_ops"] + stats["reverse_elem_ops"] == whole.primal_ops
     assert stats["primal_elem_ops"] == gradient(BotStage(), prog, x)[3]["primal_elem_ops"]
+
+
+def test_index_arithmetic_in_a_build_is_computed_once_per_program():
+    """`x ! [i + 2]` in a build: the index array is the same at every run (made at the first);
+    the values read follow each run's `x`, the counts do not change."""
+    from advalidate.lang.compile import Budget, Compiler
+    from advalidate.lang.numeric import reference_ops
+    from advalidate.lang.program import numeric_prims
+
+    prog = adv.parse(r"\(x : Array [6] R) -> build1 4 (\i -> x ! [i + 2] * 2.0)")
+    ops = reference_ops("float")
+    fn = Compiler(numeric_prims(ops), Budget(None)).compile_program(prog.core)
+    for x in (np.arange(6.0), np.arange(6.0) ** 2):
+        before = ops.ops
+        assert fn(x).tolist() == (2.0 * x[2:]).tolist()
+        assert ops.ops - before == run_reference(prog, x).primal_ops

@@ -142,6 +142,23 @@ def _integer_constant(e: C.Build1) -> bool:
     return True
 
 
+def _index_arithmetic(e: C.CExpr, grids: set[str]) -> bool:
+    """Whether `e` is integer arithmetic on build indices (`grids`) and integer literals only."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.Var):
+            if x.name not in grids:
+                return False
+        elif isinstance(x, C.Const):
+            if isinstance(x.value, float):
+                return False
+        elif not (isinstance(x, (C.Op, C.Elementwise)) and x.op in C.INT_OPS):
+            return False
+        stack.extend(C.subexprs(x))
+    return True
+
+
 def _once(code: Callable[[list], Any]) -> Callable[[list], Any]:
     """`code`, run at its first use only; later uses get a copy of that value (a program may hand
     an array it made to its caller, who may write into it)."""
@@ -163,6 +180,7 @@ class _Vectoriser:
         self.bulk: NumpyBulk = getattr(self.ns, "bulk", NUMPY_BULK)
         self.scope = scope
         self.size = 0
+        self.grids: set[str] = set()  # the index names of the builds being vectorised
 
     def slot(self) -> int:
         self.size += 1
@@ -261,6 +279,7 @@ class _Vectoriser:
         d = len(batch)
         inner = batch + (e.k,)
         i = self.slot()
+        self.grids.add(e.param)
         grid = np.arange(e.k, dtype=np.int64).reshape((1,) * d + (e.k,))
         bc, bi = self.expr(e.body, inner, {**env, e.param: (i, d + 1)})
         body = self.lift(bc, bi, inner)
@@ -302,7 +321,7 @@ class _Vectoriser:
 
     def index(self, e: C.Idx, batch: tuple, env: dict) -> tuple[VCode, Info]:
         ac, ai = self.expr(e.arr, batch, env)
-        idxs = [self.expr(i, batch, env) for i in e.idxs]
+        idxs = [self.index_expr(i, batch, env) for i in e.idxs]
         fc = None
         if e.fill is not None:
             fc, fi = self.expr(e.fill, batch, env)
@@ -327,6 +346,21 @@ class _Vectoriser:
             return ns.take(a, grids + [c(f, v) for c in codes], elem, fc and fc(f, v))
 
         return batched_index, d
+
+    def index_expr(self, e: C.CExpr, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        """An index of `!`; one computed from the builds' indices alone by integer arithmetic (a
+        gather's `i + j`) is the same array at every run, so it is computed at the first only."""
+        code, info = self.expr(e, batch, env)
+        if info and not isinstance(e, C.Var) and _index_arithmetic(e, self.grids):
+            memo: list = []
+
+            def once(f: list, v: list) -> Any:
+                if not memo:
+                    memo.append(code(f, v))
+                return memo[0]
+
+            return once, info
+        return code, info
 
     def arr_op(self, e: C.ArrOp, batch: tuple, env: dict) -> tuple[VCode, Info]:
         args = [self.expr(a, batch, env) for a in e.args]
