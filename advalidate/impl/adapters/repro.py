@@ -394,13 +394,16 @@ LIBRARY = "torch.func"
 
 
 def primal(xs):
-    return [torch.as_tensor(y).detach().numpy() for y in f(*[torch.tensor(v, dtype=torch.float64) for v in xs])]
+    ys = f(*[torch.tensor(v, dtype=torch.float64) for v in xs])
+    return [torch.as_tensor(y).detach().numpy(force=True) for y in ys]
 
 
 def library_gradient(xs, dy):
     xt = [torch.tensor(np.array(v, dtype=np.float64)) for v in xs]
     ys, pull = torch.func.vjp(lambda *a: [torch.as_tensor(y, dtype=torch.float64) for y in f(*a)], *xt)
-    return pull([torch.tensor(np.array(d, dtype=np.float64)).reshape(y.shape) for y, d in zip(ys, dy)])
+    gs = pull([torch.tensor(np.array(d, dtype=np.float64)).reshape(y.shape) for y, d in zip(ys, dy)])
+    # force=True: a zero gradient may come back as torch's internal ZeroTensor, which numpy() refuses
+    return [g.detach().numpy(force=True) for g in gs]
 """
 
 AUTOGRAD_DRIVER = """

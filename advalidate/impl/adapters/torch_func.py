@@ -26,7 +26,7 @@ import torch
 import torch.func
 
 from .common import LibraryOps
-from .torch import TorchEngine, TorchNamespace, TorchOps, TorchOwnNamespace, _t
+from .torch import DTYPE, TorchEngine, TorchNamespace, TorchOps, TorchOwnNamespace, _t
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
@@ -97,20 +97,29 @@ class TorchFuncEngine(TorchEngine):
         """`force=True`: torch.func may hand back its efficient ZeroTensor, which `numpy()` refuses."""
         return np.asarray(t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t, dtype=np.float64)
 
+    def _padded(self, fn: Callable[[list], list]) -> Callable[[list], list]:
+        """`fn` with a constant 0 appended to its outputs: torch.func refuses a function with no
+        outputs, which a program whose value holds no reals (`[]`, `()`) is."""
+        return lambda xs: [*(self.out_leaf(y) for y in fn(xs)), torch.zeros((), dtype=DTYPE)]
+
     def vjp_leaves(self, fn: Callable[[list], list], leaves: list) -> tuple[list, Callable[[list], list]]:
-        ys, pull = torch.func.vjp(lambda xs: [self.out_leaf(y) for y in fn(xs)], list(leaves))
+        ys, pull = torch.func.vjp(self._padded(fn), list(leaves))
 
         def back(dy: list) -> list:
-            (g,) = pull([_t(d).reshape(y.shape) for y, d in zip(ys, dy, strict=True)])
+            (g,) = pull(
+                [*(_t(d).reshape(y.shape) for y, d in zip(ys[:-1], dy, strict=True)), torch.zeros((), dtype=DTYPE)]
+            )
             return list(g)
 
-        return [y.detach() for y in ys], back
+        return [y.detach() for y in ys[:-1]], back
 
     def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
-        primals = list(leaves)
-        ts = [t.reshape(x.shape) for x, t in zip(primals, tangents, strict=True)]
-        ys, tys = torch.func.jvp(lambda xs: [self.out_leaf(y) for y in fn(xs)], (primals,), (ts,))
-        return [y.detach() for y in ys], [t.detach() for t in tys]
+        if not leaves:  # torch.func.jvp refuses no primals; nothing is perturbed
+            ys = [self.out_leaf(y) for y in fn([])]
+            return ys, [torch.zeros_like(y) for y in ys]
+        ts = [t.reshape(x.shape) for x, t in zip(leaves, tangents, strict=True)]
+        ys, tys = torch.func.jvp(self._padded(fn), (list(leaves),), (ts,))
+        return [y.detach() for y in ys[:-1]], [t.detach() for t in tys[:-1]]
 
     def own_semantics(self) -> Any:
         """This engine with scatter by `index_put_` without accumulation (PyTorch's own overwrite),
