@@ -1050,6 +1050,7 @@ class Campaign:
             "programs_per_cpu_second": round(self.programs / self.cpu_seconds, 2) if self.cpu_seconds > 0 else None,
             "mean_nodes": round(self.nodes_total / self.programs, 1) if self.programs else None,
             "array_programs": self.coverage.get("arrays", 0),
+            "nested_programs": self.coverage.get("nested", 0),
             "nodes_histogram": {f"{k}-{2 * k - 1 if k > 1 else 1}": v for k, v in sorted(self.nodes_hist.items())},
             "verdicts": self.counts(),
             "by_engine_oracle": self.table(),

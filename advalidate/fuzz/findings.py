@@ -159,6 +159,8 @@ def constructs(e: A.Node) -> set[str]:
             out.add("case-sum" if "inl" in kinds else "case-bool" if "true" in kinds else "case-list")
         if isinstance(x, (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)):
             out.add("arrays")  # the program uses seed 004's arrays (counted as `array_programs`)
+        if isinstance(x, A.Deriv):
+            out.add("nested")  # a derivative operator (seed 001; counted as `nested_programs`)
     out.discard("case")
     return out
 
@@ -166,6 +168,8 @@ def constructs(e: A.Node) -> set[str]:
 def _construct(x: A.Node) -> str:
     if isinstance(x, A.Builtin):
         return x.name
+    if isinstance(x, A.Deriv):
+        return x.op  # grad, vjp or jvp
     if isinstance(x, A.BinOp):
         t = x.operand_ty
         suffix = "" if t is None else ("Z" if type(t).__name__ == "Int" else "R")

@@ -190,7 +190,8 @@ def _cell(c: dict[str, int]) -> str:
 
 def _header(s: dict[str, Any]) -> str:
     return (
-        f"{s['programs']} programs ({s.get('array_programs', 0)} with arrays) in {s['elapsed_seconds']:.1f} s "
+        f"{s['programs']} programs ({s.get('array_programs', 0)} with arrays, "
+        f"{s.get('nested_programs', 0)} with derivative operators) in {s['elapsed_seconds']:.1f} s "
         f"({s['programs_per_second']:.1f}/s, {s['programs_per_second_per_worker']:.1f}/s per worker), "
         f"seed {s['seed']}, stopped: {s['stopped']}"
     )

@@ -67,6 +67,7 @@ td.text { text-align: left; }
 <table>
 <tr><th>programs</th><td>{{ s.programs }}</td></tr>
 <tr><th>of which use arrays</th><td>{{ s.array_programs }}</td></tr>
+<tr><th>of which use derivative operators</th><td>{{ s.nested_programs }}</td></tr>
 <tr><th>programs per second</th><td>{{ s.programs_per_second }}</td></tr>
 <tr><th>programs per second per worker</th><td>{{ s.programs_per_second_per_worker }}</td></tr>
 <tr><th>mean program size (AST nodes)</th><td>{{ s.mean_nodes }}</td></tr>
