@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -191,3 +192,20 @@ def plain_ops():
 def test_xp_numpy_value(name):
     prog, x, want, _ = case(name)
     assert np.asarray(adv.to_python(prog, plain_ops(), xp=NUMPY)(x)).tolist() == want
+
+
+def test_a_scatter_that_drops_every_element_is_an_array_of_real_zeros() -> None:
+    # Every target p + 2 is out of range of a 1-element result: nothing is written, the result is 0.0
+    # (a real, in float as in mp), and so is its sum.
+    import advalidate as adv
+    from advalidate.lang.program import evaluate
+
+    a = np.array([0.5, -1.0, 2.0])
+    prog = adv.parse(
+        r"\(a : Array [3] R) -> (scatter [1] a (\[p] -> [p + 2]), sumOuter (scatter [1] a (\[p] -> [p + 2])))"
+    )
+    for numeric in ("float", "mp"):
+        arr, total = evaluate(prog, a, numeric)
+        assert arr.shape == (1,) and arr[0] == 0 and total == 0
+        assert isinstance(total, float if numeric == "float" else mpmath.mpf)
+        assert arr.dtype == (np.float64 if numeric == "float" else object)

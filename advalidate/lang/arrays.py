@@ -451,7 +451,9 @@ class VectorArrays(ArrayRuntime):
             if combine == "add" and not self.mp and zero == 0 and len(targets) == len(shape):
                 # One real per target: `bincount` adds in the same order as `add.at` (from 0.0).
                 flat = np.ravel_multi_index(tuple(targets), shape) if len(targets) > 1 else targets[0]
-                return np.bincount(flat, weights=values, minlength=math.prod(shape)).reshape(shape)
+                # (`bincount` of no weights gives integers: the float cast keeps an all-dropped scatter real.)
+                sums = np.bincount(flat, weights=values, minlength=math.prod(shape))
+                return sums.astype(np.float64, copy=False).reshape(shape)
         return super().scatter_bulk(values, targets, shape, elem, combine, zero)
 
     def _scatter_margin(self, values: Any, targets: list, shape: tuple) -> None:
