@@ -26,10 +26,15 @@ because after elimination each operator's derivative is its own component of the
 outer stage builds: perturbation confusion is avoided by construction. A free variable of function
 type bound by `let` / `letrec` to code in the program (or a lambda's parameter where the lambda is
 applied on the spot, which is a `let`) has that code transformed too (a renamed copy inside the
-operator's scope). When f's code is not statically known — a function parameter, a
-function taken out of a list or a sum — the pass declines (`Declined`, a NotImplementedError that
-names the stage): eliminating it would need seed 001's reflective J⃖ (§4), which transforms a
-closure's code at run time; the reference interpreter evaluates such programs with tags.
+operator's scope). A function parameter is made known first where the program allows it:
+`specialise.py` copies a function whose static function argument reaches an operator into each
+call site that passes known code (the static-argument transformation and call-site
+specialisation), so seed 001 §5's `ARGMIN (f, x0, ε)`, which calls ∇ on its parameter f, goes
+through. When f's code is still not statically known — a parameter that is not static or not
+passed known code, a function taken out of a list or a sum — the pass declines (`Declined`, a
+NotImplementedError that names the stage and the failed condition): eliminating it would need
+seed 001's reflective J⃖ (§4), which transforms a closure's code at run time; the reference
+interpreter evaluates such programs with tags.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from ...lang import core as C
 from ...lang.deep import run_deep
@@ -46,14 +51,12 @@ from ...lang.types import Arrow, List, Pair, Real, Sum, Type, contains_real, is_
 from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
+from .rewrite import Declined, map_children, rename
+from .specialise import WHAT, Specialiser
 
 # The derivative arithmetic of seed 000's partials table (`rules.py`) as the source program's ops.
 _PLAIN_OPS = {"dadd": "add", "dsub": "sub", "dmul": "mul", "ddiv": "div", "dneg": "neg", "dsin": "sin", "dcos": "cos"}
 Path = tuple[int, ...]  # a real leaf of a value of type R / () / pairs: 0 = fst, 1 = snd
-
-
-class Declined(NotImplementedError):
-    """A derivative operator this source transformation cannot eliminate (the reason says why)."""
 
 
 # ---- the stages' rules, emitting plain core code -------------------------------------------------
@@ -203,13 +206,6 @@ class _Binding:
     fbody: C.CExpr | None = None  # None while the letrec's own body is being eliminated
 
 
-_WHAT = {
-    "lambda": "a function parameter",
-    "case": "bound by a `case` alternative (a function taken out of a sum)",
-    "list": "bound by a list pattern (a function taken out of a list)",
-}
-
-
 class Eliminator:
     """One pass over a program: `expr` returns the program without derivative operators."""
 
@@ -218,6 +214,11 @@ class Eliminator:
         self.env: dict[str, _Binding] = {}
         self._ids = itertools.count()
         self._order = itertools.count()
+        self.specialiser = Specialiser(self.fresh, who)
+
+    def program(self, core: C.CExpr) -> C.CExpr:
+        """Static function arguments specialised first (`specialise.py`), then every operator eliminated."""
+        return self.expr(self.specialiser.program(core))
 
     def fresh(self, base: str) -> str:
         stem = base.split("'")[0]  # `x_3'7`, not `x_3'7'9`
@@ -267,7 +268,7 @@ class Eliminator:
             return self.deriv(e, fn, [x(a) for a in e.args])
         if isinstance(e, C.ARRAY_NODES):
             raise Declined(f"{self.who}: derivative operators in a program with arrays")
-        return _map_children(e, x)
+        return map_children(e, x)
 
     # ---- one operator ----
     def deriv(self, e: C.Deriv, fn: C.CExpr, args: list[C.CExpr]) -> C.CExpr:
@@ -327,22 +328,23 @@ class Eliminator:
                 copies[v] = b
                 todo.append(b.rhs if b.kind == "let" else C.Lam(str(b.param), b.fbody))  # type: ignore[arg-type]
         names = {v: self.fresh(v) for v in [*lifted, *copies]}
-        out = t.expr(self.rename(fn, names))
+        out = t.expr(rename(fn, names, self.fresh, self.who))
         for v, b in sorted(copies.items(), key=lambda kv: -kv[1].order):  # the latest-bound innermost
             if b.kind == "let":
-                out = C.Let(names[v], t.expr(self.rename(b.rhs, names)), out)  # type: ignore[arg-type]
+                out = C.Let(names[v], t.expr(rename(b.rhs, names, self.fresh, self.who)), out)  # type: ignore[arg-type]
             else:
                 p = self.fresh(str(b.param))
-                fbody = t.expr(self.rename(b.fbody, {**names, str(b.param): p}))  # type: ignore[arg-type]
+                fbody = t.expr(rename(b.fbody, {**names, str(b.param): p}, self.fresh, self.who))  # type: ignore[arg-type]
                 out = C.LetRec(names[v], p, fbody, out)
         for v in sorted(lifted, key=lambda v: -self.env[v].order):
             out = C.Let(names[v], self.lift(op, C.Var(v, ty=lifted[v]), lifted[v], t), out)
         return out
 
     def _check_known(self, op: str, v: str, b: _Binding) -> None:
-        if b.kind in _WHAT:
+        if b.kind in WHAT:
+            why = f", not specialised away ({self.specialiser.explain(v)})" if b.kind == "lambda" else ""
             raise Declined(
-                f"{self.who}: `{op}` differentiates code that is not statically known: `{v}` is {_WHAT[b.kind]}; "
+                f"{self.who}: `{op}` differentiates code that is not statically known: `{v}` is {WHAT[b.kind]}{why}; "
                 "eliminating it needs seed 001's reflective J⃖ (§4), which transforms a closure at run time "
                 "(the reference interpreter evaluates the program with tagged forward mode)"
             )
@@ -372,55 +374,17 @@ class Eliminator:
             return C.Case(v, a, left, b, C.Inr(self.lift(op, C.Var(b), ty.right, t)))
         raise Declined(f"{self.who}: `{op}`: a free variable of type {ty} cannot be made a constant")
 
-    def rename(self, e: C.CExpr, names: dict[str, str]) -> C.CExpr:
-        """A copy of `e` with free variables renamed by `names` and every binder renamed apart."""
-        m = dict(names)
-        fresh = self.fresh
-
-        def go(e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per binding construct
-            if isinstance(e, C.Var):
-                return replace(e, name=m.get(e.name, e.name))
-            if isinstance(e, C.Lam):
-                m[e.param] = fresh(e.param)
-                return replace(e, param=m[e.param], body=go(e.body))
-            if isinstance(e, C.Let):
-                rhs = go(e.rhs)
-                m[e.name] = fresh(e.name)
-                return replace(e, name=m[e.name], rhs=rhs, body=go(e.body))
-            if isinstance(e, C.LetRec):
-                m[e.name], m[e.param] = fresh(e.name), fresh(e.param)
-                return replace(e, name=m[e.name], param=m[e.param], fbody=go(e.fbody), body=go(e.body))
-            if isinstance(e, C.Case):
-                scrut = go(e.scrut)
-                m[e.lname], m[e.rname] = fresh(e.lname), fresh(e.rname)
-                return replace(e, scrut=scrut, lname=m[e.lname], lbody=go(e.lbody), rname=m[e.rname], rbody=go(e.rbody))
-            if isinstance(e, C.ListCase):
-                scrut = go(e.scrut)
-                m[e.hname], m[e.tname] = fresh(e.hname), fresh(e.tname)
-                return replace(e, scrut=scrut, nil=go(e.nil), hname=m[e.hname], tname=m[e.tname], cons=go(e.cons))
-            if isinstance(e, C.ARRAY_NODES):
-                raise Declined(f"{self.who}: derivative operators in a program with arrays")
-            return _map_children(e, go)
-
-        return go(e)
-
-
-def _map_children(e: C.CExpr, fn: Callable[[C.CExpr], C.CExpr]) -> C.CExpr:
-    """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing)."""
-    changes: dict[str, object] = {}
-    for f in fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, C.CExpr):
-            changes[f.name] = fn(v)
-        elif isinstance(v, list) and v and isinstance(v[0], C.CExpr):
-            changes[f.name] = [fn(a) for a in v]
-    return replace(e, **changes) if changes else e
-
 
 def eliminate(core: C.CExpr, who: str = "derivative-operator elimination (seed 001)") -> C.CExpr:
     """`core` with every derivative operator replaced by its forward / naive reverse transformation
     (innermost first); `who` names the stage in the reason of a `Declined`."""
-    return run_deep(Eliminator(who).expr, core)
+    return run_deep(Eliminator(who).program, core)
+
+
+def specialise(core: C.CExpr) -> C.CExpr:
+    """`core` with its static function arguments specialised (`specialise.py`): what elimination
+    transforms, derivative operators still in place (the reference interpreter runs it)."""
+    return run_deep(Eliminator("specialisation (seed 001)").specialiser.program, core)
 
 
 _CACHE: weakref.WeakKeyDictionary[Program, C.CExpr | Declined] = weakref.WeakKeyDictionary()

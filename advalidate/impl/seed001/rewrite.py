@@ -1,0 +1,86 @@
+"""Core-to-core helpers shared by seed 001's two passes (specialisation, then elimination): both
+copy code renamed apart and take application spines `f a0 … am` apart, so they do it one way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import fields, replace
+
+from ...lang import core as C
+
+
+class Declined(NotImplementedError):
+    """A derivative operator this source transformation cannot eliminate (the reason says why)."""
+
+
+def map_children(e: C.CExpr, fn: Callable[[C.CExpr], C.CExpr]) -> C.CExpr:
+    """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing)."""
+    changes: dict[str, object] = {}
+    for f in fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, C.CExpr):
+            changes[f.name] = fn(v)
+        elif isinstance(v, list) and v and isinstance(v[0], C.CExpr):
+            changes[f.name] = [fn(a) for a in v]
+    return replace(e, **changes) if changes else e
+
+
+def rename(e: C.CExpr, names: dict[str, str], fresh: Callable[[str], str], who: str) -> C.CExpr:
+    """A copy of `e` with free variables renamed by `names` and every binder renamed apart (core
+    names are unique program-wide, and a copy must keep them so)."""
+    m = dict(names)
+
+    def go(e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per binding construct
+        if isinstance(e, C.Var):
+            return replace(e, name=m.get(e.name, e.name))
+        if isinstance(e, C.Lam):
+            m[e.param] = fresh(e.param)
+            return replace(e, param=m[e.param], body=go(e.body))
+        if isinstance(e, C.Let):
+            rhs = go(e.rhs)
+            m[e.name] = fresh(e.name)
+            return replace(e, name=m[e.name], rhs=rhs, body=go(e.body))
+        if isinstance(e, C.LetRec):
+            m[e.name], m[e.param] = fresh(e.name), fresh(e.param)
+            return replace(e, name=m[e.name], param=m[e.param], fbody=go(e.fbody), body=go(e.body))
+        if isinstance(e, C.Case):
+            scrut = go(e.scrut)
+            m[e.lname], m[e.rname] = fresh(e.lname), fresh(e.rname)
+            return replace(e, scrut=scrut, lname=m[e.lname], lbody=go(e.lbody), rname=m[e.rname], rbody=go(e.rbody))
+        if isinstance(e, C.ListCase):
+            scrut = go(e.scrut)
+            m[e.hname], m[e.tname] = fresh(e.hname), fresh(e.tname)
+            return replace(e, scrut=scrut, nil=go(e.nil), hname=m[e.hname], tname=m[e.tname], cons=go(e.cons))
+        if isinstance(e, C.ARRAY_NODES):
+            raise Declined(f"{who}: derivative operators in a program with arrays")
+        return map_children(e, go)
+
+    return go(e)
+
+
+def spine(e: C.CExpr) -> tuple[C.CExpr, list[C.App]]:
+    """`h a0 … am` as (h, the App nodes applying a0 … am, innermost first): app i carries the type
+    after i + 1 arguments."""
+    apps: list[C.App] = []
+    while isinstance(e, C.App):
+        apps.append(e)
+        e = e.fn
+    return e, apps[::-1]
+
+
+def uses(e: C.CExpr) -> Iterator[tuple[str, list[C.App]]]:
+    """Every variable occurrence in `e` with the application spine it heads (no apps: not applied)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.App):
+            head, apps = spine(x)
+            if isinstance(head, C.Var):
+                yield head.name, apps
+            else:
+                stack.append(head)
+            stack.extend(a.arg for a in reversed(apps))
+        elif isinstance(x, C.Var):
+            yield x.name, []
+        else:
+            stack.extend(reversed(C.subexprs(x)))
