@@ -11,6 +11,8 @@ counts, never on timings.
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 from typing import Any
 
 import mpmath
@@ -20,9 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import advalidate as adv
-from advalidate.impl.seed001 import Declined, eliminated
+from advalidate.impl.seed001 import Declined, eliminated, specialise
+from advalidate.impl.seed001.specialise import MAX_COPIES
 from advalidate.lang.compile import Budget, Compiler
+from advalidate.lang.core import CExpr
+from advalidate.lang.core_pretty import pretty_core
 from advalidate.lang.deep import run_deep
+from advalidate.lang.nested import TaggedOps
 from advalidate.lang.numeric import reference_ops
 from advalidate.lang.program import evaluate, numeric_prims, run_reference
 from advalidate.lang.values import convert, flatten, unflatten
@@ -138,11 +144,118 @@ PROGRAMS: dict[str, tuple[str, Any, Any]] = {
     "unit_domain": (r"\(x : R) -> x + jvp (\u -> x * x) () ()", 2.0, 2.0),
 }
 
-DECLINED = {
-    "parameter": (
+
+def _climb(df: Any, n: int, y: float, rate: float) -> float:
+    """n steps y ← y + rate · f'(y): the value of the `climb` programs below, by hand."""
+    for _ in range(n):
+        y += rate * df(y)
+    return y
+
+
+CLIMB = "def climb (f : R -> R) (n : Z) (y : R) : R = if n <= 0 then y else climb f (n - 1) (y + 0.25 * grad f y)\n"
+
+# Higher-order functions that take the differentiated function as a parameter: the engines accept
+# them after the static-argument specialisation (`seed001/specialise.py`) made its code known.
+HIGHER_ORDER: dict[str, tuple[str, Any, Any]] = {
+    # f is static in the recursion, the call site passes a lambda: three steps y ← y + cos y / 2.
+    "hof_static_recursion": (
+        r"""\(x : R) -> letrec climb (f : R -> R) (n : Z) (y : R) : R =
+          if n <= 0 then y else climb f (n - 1) (y + 0.5 * grad f y) in climb (\u -> sin u) 3 x""",
+        0.3,
+        _climb(math.cos, 3, 0.3, 0.5),
+    ),
+    # A non-recursive helper, two call sites with different functions (inlining): cos x + 2x.
+    "hof_helper_two_sites": (
         r"\(x : R) -> let d = \f -> \y -> grad f y in d sin x + d (\t -> t * t) x",
         0.4,
-        "function parameter",
+        math.cos(0.4) + 0.8,
+    ),
+    # The call site's lambda captures k, bound there from the input: Newton's method for √(c² + 1).
+    "hof_captures_at_call_site": (
+        r"""\((x, c) : (R, R)) -> let k = c * c + 1.0 in
+        letrec newton (f : R -> R) (n : Z) (y : R) : R =
+          if n <= 0 then y else newton f (n - 1) (y - f y / grad f y) in
+        newton (\u -> u * u - k) 4 x""",
+        (1.0, 2.0),
+        _climb(lambda y: -(y * y - 5.0) / (2 * y), 4, 1.0, 1.0),
+    ),
+    # One recursive function, two call sites: a let-bound lambda capturing x, a def-bound function.
+    "hof_two_call_sites": (
+        CLIMB
+        + """def bump (u : R) : R = exp (0.0 - u * u)
+def main (x : R) : R = let g = \\u -> sin u * x in climb g 2 x + climb bump 2 (x * 0.5)""",
+        0.7,
+        _climb(lambda u: 0.7 * math.cos(u), 2, 0.7, 0.25) + _climb(lambda u: -2 * u * math.exp(-u * u), 2, 0.35, 0.25),
+    ),
+    # A non-recursive function passes its parameter on to `climb` (specialised in a second round).
+    "hof_passed_on": (
+        CLIMB
+        + """def twice (f : R -> R) (y : R) : R = climb f 2 y + grad f y
+def main (x : R) : R = twice (\\u -> x * cos u) x""",
+        0.6,
+        _climb(lambda u: -0.6 * math.sin(u), 2, 0.6, 0.25) - 0.6 * math.sin(0.6),
+    ),
+    # The function parameter second, after a tuple pattern: (a, b) goes (x, 2), (2, x + 1), (x + 1, 3),
+    # then 3 (ab)² = 3 (3 (x + 1))².
+    "hof_parameter_second": (
+        """def h ((a, b) : (R, R)) (f : R -> R) (n : Z) : R =
+  if n == 0 then grad f (a * b) else h (b, a + 1.0) f (n - 1)
+def main (x : R) : R = h (x, 2.0) (\\t -> t * t * t) 2""",
+        0.5,
+        3 * (3 * 1.5) ** 2,
+    ),
+    # A partial application passed (`scale x`), the result applied past the parameters: 6x².
+    "hof_partial_and_result_applied": (
+        """def scale (a : R) (u : R) : R = a * u * u
+def pick (f : R -> R) (y : R) : R -> R = if y > 0.0 then (\\z -> grad f y * z) else (\\z -> z)
+def main (x : R) : R = pick (scale x) x 3.0""",
+        0.5,
+        1.5,
+    ),
+    # f is the only parameter of a recursive function: its copy takes `()`. d/du (u² x) at 1 > 0: 2x².
+    "hof_only_parameter": (
+        r"""\(x : R) -> letrec fix (f : R -> R) : R = if grad f 1.0 > 0.0 then grad f x else fix f in
+        fix (\u -> u * u * x)""",
+        0.8,
+        2 * 0.8**2,
+    ),
+}
+PROGRAMS |= HIGHER_ORDER
+
+DECLINED = {
+    # f changes from one recursive call to the next: not a static argument.
+    "not_static": (
+        r"""\(x : R) -> letrec it (f : R -> R) (n : Z) (y : R) : R =
+          if n <= 0 then grad f y else it (\t -> 2.0 * f t) (n - 1) y in it (\t -> t * t) 2 x""",
+        0.4,
+        r"`f_\d+` is a function parameter, not specialised away \(`f_\d+` is not a static argument of `it_\d+`: "
+        r"a recursive call passes `\\t_\d+ -> 2.0 \* \(f_\d+ t_\d+\)` for it\)",
+    ),
+    # The helper's only call passes a function taken out of a list.
+    "unknown_at_call_site": (
+        r"""\(x : R) -> let d = \f -> \y -> grad f y in
+        case [\y -> y * y] of { [] -> 0.0; h :: t -> d h x }""",
+        1.0,
+        r"a call of `d_\d+` passes `h_\d+` for `f_\d+`, and `h_\d+` is bound by a list pattern",
+    ),
+    # The helper escapes as a value: no call supplies f.
+    "escapes": (
+        r"\(x : R) -> let d = \(f : R -> R) -> \(y : R) -> grad f y in let e = d in e sin x",
+        1.0,
+        r"`d_\d+` is used as a value or applied without its argument `f_\d+`",
+    ),
+    # f is the parameter of an anonymous lambda passed to another function.
+    "anonymous": (
+        r"\(x : R) -> let app = \(k : (R -> R) -> R) -> k (\y -> y * y) in app (\f -> grad f x)",
+        1.0,
+        r"`f_\d+` is not a parameter of a function bound by `let` or `letrec`",
+    ),
+    # More call sites than the bound on copies.
+    "too_many_copies": (
+        r"\(x : R) -> let d = \f -> \y -> grad f y in "
+        + " + ".join(f"d (\\t -> t * {k}.0) x" for k in range(MAX_COPIES + 1)),
+        1.0,
+        f"the bound of {MAX_COPIES} specialised copies was reached",
     ),
     "list": (
         r"\(x : R) -> let fs = [\y -> y, \y -> y * y] in case fs of { [] -> 0.0; h :: t -> grad h x }",
@@ -181,12 +294,19 @@ def close(got: list, want: list, rel: float) -> bool:
     return all(abs(float(g) - float(w)) <= rel * max(1.0, abs(float(w))) for g, w in zip(got, want, strict=True))
 
 
-def run_eliminated(prog: adv.Program, x: Any) -> tuple[Any, int]:
-    """The eliminated core program run by the reference interpreter: (value, primal ops)."""
+def run_core(core: CExpr, prog: adv.Program, x: Any, tagged: bool = False) -> tuple[Any, int]:
+    """A core program of `prog`'s type run by the reference interpreter (derivative operators by
+    tagged forward mode when `tagged`): (value, primal ops)."""
     ops = reference_ops("float")
-    fn = run_deep(lambda: Compiler(numeric_prims(ops), Budget(None)).compile_program(eliminated(prog)))
+    arith = TaggedOps(ops) if tagged else ops
+    fn = run_deep(lambda: Compiler(numeric_prims(arith), Budget(None)).compile_program(core))
     y = run_deep(lambda: fn(convert(x, prog.input_type, float, internal=True)))
     return convert(y, prog.output_type, lambda v: v, internal=False), ops.ops
+
+
+def run_eliminated(prog: adv.Program, x: Any) -> tuple[Any, int]:
+    """The eliminated core program run by the reference interpreter: (value, primal ops)."""
+    return run_core(eliminated(prog), prog, x)
 
 
 def test_nested_engines_are_seed000s_stages() -> None:
@@ -288,6 +408,114 @@ def test_random_nestings_match_the_reference(x: float, c: float, body: str, nest
     assert close(flatten(y), flatten(evaluate(prog, (x, c))), 1e-11)
     dy = ones(y)
     assert close(flatten(back(dy)), fd_gradient(prog, (x, c), dy), 1e-8)
+
+
+# ---- static function arguments (`seed001/specialise.py`) -----------------------------------------
+
+
+def test_programs_without_function_parameters_are_left_alone() -> None:
+    for name, (src, _, _) in PROGRAMS.items():
+        prog = adv.parse(src)
+        assert (specialise(prog.core) is prog.core) == (name not in HIGHER_ORDER), name
+
+
+# Descent and ascent steps per engine for seed 001 §5's saddle point: the example as written (6)
+# where the engine takes about a second; 2 where it takes 12-19 s at 6 (staged, cayley, sparse,
+# mutable: measured); 1 for naive, whose backpropagators run once per use (1.3 million calls at 2
+# steps, beyond its call budget).
+SADDLE_STEPS = {"naive": 1, "staged": 2, "cayley": 2, "sparse": 2, "mutable": 2, "tape": 6, "parallel": 6, "forward": 6}
+SADDLE = Path(__file__).parent.parent / "examples" / "nested" / "saddle.adv"
+
+
+def saddle(steps: int) -> tuple[adv.Program, Any]:
+    text = SADDLE.read_text()
+    x = adv.parse_value(re.search(r"^-- input: (.*)$", text, re.M).group(1), adv.parse(text).input_type)
+    code = [line if line.startswith("--") else re.sub(r"\b6\b", str(steps), line) for line in text.splitlines()]
+    return adv.parse("\n".join(code), str(SADDLE)), x
+
+
+@pytest.mark.parametrize("eng", NESTED_ENGINES)
+def test_saddle_point_on_every_nested_engine(eng: str) -> None:
+    """`ascend f y n` differentiates its parameter f: accepted once f is specialised at each call."""
+    prog, x = saddle(SADDLE_STEPS[eng])
+    ref = evaluate(prog, x)
+    y, back = adv.engine(eng).vjp(prog, x)
+    assert close(flatten(y), flatten(ref), 1e-12), (y, ref)
+    dy = (1.0, -0.5)
+    assert close(flatten(back(dy)), fd_gradient(prog, x, dy), 1e-9)
+
+
+def test_saddle_point_is_specialised_per_call_site() -> None:
+    """Three calls with three different functions: three copies; the originals, now unused, dropped."""
+    prog, _ = saddle(6)
+    text = pretty_core(specialise(prog.core))
+    assert len(re.findall(r"letrec ascend_\d+'\d+ ", text)) == 2
+    assert len(re.findall(r"letrec descend_\d+'\d+ ", text)) == 1
+    assert not re.search(r"letrec (ascend|descend)_\d+ ", text)
+
+
+# Random higher-order programs: a function taking the differentiated function as a parameter
+# (recursive with f first or second, a non-recursive helper, one passing f on to another), called
+# twice with functions given inline, by `let` or by `letrec`, capturing c (and z, under an outer grad).
+CLIMB_REC = (
+    "letrec climb (f : R -> R) (n : Z) (y : R) : R =\n  if n <= 0 then y else climb f (n - 1) (y + grad f y / 4.0) in "
+)
+HOFS = {
+    "recursive": (CLIMB_REC, "climb {f} {n} {y}"),
+    "second": (
+        "letrec climb (n : Z) (f : R -> R) (y : R) : R =\n"
+        "  if n <= 0 then y else climb (n - 1) f (y - grad f y / 4.0) in ",
+        "climb {n} {f} {y}",
+    ),
+    "helper": (
+        r"let climb = \(f : R -> R) -> \(n : Z) -> \(y : R) -> y + jvp f y (real n / 4.0) in ",
+        "climb {f} {n} {y}",
+    ),
+    "passed_on": (
+        CLIMB_REC + r"let twice = \(g : R -> R) -> \(n : Z) -> \(y : R) -> climb g n y + grad g y in ",
+        "twice {f} {n} {y}",
+    ),
+}
+
+
+def _argument(style: str, name: str, body: str) -> tuple[str, str]:
+    """(its binding, the argument) for a function of y passed in `style`."""
+    if style == "inline":
+        return "", f"(\\y -> {body})"
+    if style == "let":
+        return f"let {name} = \\y -> {body} in ", name
+    return f"letrec {name} (y : R) : R = {body} in ", name
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    x=st.floats(-1.5, 1.5),
+    c=st.floats(-2.0, 2.0),
+    hof=st.sampled_from(sorted(HOFS)),
+    styles=st.tuples(*[st.sampled_from(["inline", "let", "letrec"])] * 2),
+    bodies=st.tuples(*[st.sampled_from(BODIES)] * 2),
+    steps=st.tuples(*[st.integers(0, 3)] * 2),
+    outer=st.booleans(),
+)
+def test_specialisation_preserves_the_value(
+    x: float, c: float, hof: str, styles: tuple, bodies: tuple, steps: tuple, outer: bool
+) -> None:
+    """The reference interpreter gives the specialised core the original's value, bitwise (the same
+    operations in the same order), and the engines' elimination then accepts it."""
+    definition, call = HOFS[hof]
+    binds, calls = [definition], []
+    for k in (0, 1):
+        bind, f = _argument(styles[k], f"g{k}", re.sub(r"\bc\b", "z", bodies[k]) if outer and k == 0 else bodies[k])
+        binds.append(bind)
+        calls.append(call.format(f=f, n=steps[k], y="z" if outer and k == 0 else "x"))
+    first = f"grad (\\z -> {binds[1]}{calls[0]}) x" if outer else calls[0]
+    src = f"\\((x, c) : (R, R)) -> {binds[0]}{'' if outer else binds[1]}{binds[2]}{first} + {calls[1]}"
+    prog = adv.parse(src)
+    core = specialise(prog.core)
+    assert core is not prog.core
+    ref = evaluate(prog, (x, c))
+    assert run_core(core, prog, (x, c), tagged=True)[0] == ref, src
+    assert close([run_eliminated(prog, (x, c))[0]], [ref], 1e-12), src
 
 
 # ---- Hessian-vector products: correctness and cost -----------------------------------------------
