@@ -271,3 +271,25 @@ def test_index_arithmetic_in_a_build_is_computed_once_per_program():
         before = ops.ops
         assert fn(x).tolist() == (2.0 * x[2:]).tolist()
         assert ops.ops - before == run_reference(prog, x).primal_ops
+
+
+@pytest.mark.parametrize(
+    ("name", "src", "value"),
+    [
+        # a scatter (compiled's reverse of a gather) of an empty array with every target in range
+        ("compiled", r"\(a2 : Array [1, 0] R) -> gather [1] a2 (\[p13] -> [0])", "[| [| |] |]"),
+        # a product with an empty axis is no contraction (a sum of no rows counts its zeros)
+        ("compiled", r"\(x1 : R) -> replicate 0 x1 * replicate 0 x1", "1.0"),
+        ("bot", r"\(x1 : R) -> replicate 0 x1 * replicate 0 x1", "1.0"),
+        # scatterMax of no source elements
+        ("bot", r"\(x2 : R) -> scatterMax [1] (replicate 0 (replicate 1 x2)) (\[p19, p20] -> [p19])", "1.0"),
+    ],
+)
+def test_empty_arrays_campaign_incidents(name, src, value):
+    """Zero-size arrays found by campaigns: the same value and count as the reference, a gradient."""
+    prog = adv.parse(src)
+    x = adv.parse_value(value, prog.input_type)
+    y, dy, dx, stats = gradient(STAGES[name](), prog, x)
+    ref = run_reference(prog, x)
+    assert adv.flatten(y) == adv.flatten(ref.value) and stats["primal_elem_ops"] == ref.primal_ops
+    assert adv.flatten(dx) == adv.flatten(adv.engine("tape").vjp(prog, x)[1](dy))

@@ -141,7 +141,7 @@ class ArrayRuntime:
             valid &= (j >= 0) & (j < n)
         if src and valid.all():  # the common case: no mask to apply
             targets = [j.ravel() for j in js]
-            values = np.reshape(a, (-1, *np.shape(a)[len(src) :]))
+            values = np.reshape(a, (math.prod(src), *np.shape(a)[len(src) :]))
         else:
             targets = [j[valid] for j in js]
             values = np.asarray(a)[valid]

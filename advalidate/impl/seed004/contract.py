@@ -78,6 +78,8 @@ def contraction(e: C.CExpr) -> tuple[C.CExpr, C.CExpr, Contraction] | None:
     if not (sums and isinstance(a, C.Elementwise) and a.op == "mul" and len(a.shape) <= len(string.ascii_letters)):
         return None
     shape = a.shape
+    if 0 in shape:  # an empty product: nothing to gain, and a sum of no rows counts differently
+        return None
     perm = perm or tuple(range(len(shape)))
     (x, mx), (y, my) = _view(a.args[0], len(shape)), _view(a.args[1], len(shape))
     summed, kept = perm[:sums], perm[sums:]

@@ -250,7 +250,12 @@ def _scatter_winners(x: np.ndarray, js: tuple, src: tuple, shape: tuple) -> list
             if key not in best or v > best[key]:
                 best[key] = v
                 winner[key] = p
-    src_index = np.unravel_index(np.maximum(winner, 0), src) if src else ()
+    if not src:
+        src_index: tuple = ()
+    elif n_src == 0:  # no source element: nothing arrives anywhere
+        src_index = tuple(np.zeros(shape, dtype=np.int64) for _ in src)
+    else:
+        src_index = np.unravel_index(np.maximum(winner, 0), src)
     missing = winner < 0
     src_js = [np.where(missing, -1, s) for s in src_index]
     return src_js + list(np.indices(shape)[m:])
