@@ -8,12 +8,11 @@ import math
 import re
 from pathlib import Path
 
-import mpmath
 import pytest
+from nested_programs import fd_gradient
 
 import advalidate as adv
 from advalidate.lang.program import evaluate
-from advalidate.lang.values import flatten, unflatten
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "nested"
 
@@ -22,22 +21,6 @@ def load(name: str):
     text = (EXAMPLES / f"{name}.adv").read_text()
     prog = adv.parse(text, f"examples/nested/{name}.adv")
     return prog, adv.parse_value(re.search(r"^-- input: (.*)$", text, re.M).group(1), prog.input_type)
-
-
-def fd_gradient(prog, x, dy) -> list:
-    """Σ_j dy_j ∂y_j/∂x_k by central differences at 50 digits (h = 1e-12)."""
-    flat = [mpmath.mpf(r) for r in flatten(x)]
-    weights = flatten(dy)
-    out = []
-    with mpmath.workdps(50):
-        h = mpmath.mpf(10) ** -12
-        for k in range(len(flat)):
-            up = [r + h if i == k else r for i, r in enumerate(flat)]
-            down = [r - h if i == k else r for i, r in enumerate(flat)]
-            yu = flatten(evaluate(prog, unflatten(x, up), "mp"))
-            yd = flatten(evaluate(prog, unflatten(x, down), "mp"))
-            out.append(sum(w * (a - b) / (2 * h) for w, a, b in zip(weights, yu, yd)))
-    return out
 
 
 def close(got: list, want: list, tol: float = 1e-15) -> bool:

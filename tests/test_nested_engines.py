@@ -20,6 +20,7 @@ import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nested_programs import CONFUSION, HESSIAN_FR, HESSIAN_RR, fd_gradient
 
 import advalidate as adv
 from advalidate.impl.seed001 import Declined, eliminated, specialise
@@ -36,16 +37,6 @@ from advalidate.lang.values import convert, flatten, unflatten
 NESTED_ENGINES = ("naive", "staged", "cayley", "sparse", "mutable", "tape", "parallel", "forward")
 SEED004 = ("delta", "dualarrays", "bot", "compiled")
 
-# seed 001 §5: H f [3, 4] · [7, 8] = [52, 85] for f [x, y] = 2x² + 3xy + 4y², reverse over reverse ...
-HESSIAN_RR = r"""\(p : (R, R)) ->
-  let f = \(a, b) -> 2.0 * a * a + 3.0 * a * b + 4.0 * b * b in
-  let v = (7.0, 8.0) in
-  grad (\x -> let (g1, g2) = grad f x in g1 * fst v + g2 * snd v) p"""
-# ... and forward over reverse.
-HESSIAN_FR = r"""\(p : (R, R)) ->
-  let f = \(a, b) -> 2.0 * a * a + 3.0 * a * b + 4.0 * b * b in
-  jvp (\x -> grad f x) p (7.0, 8.0)"""
-CONFUSION = r"\(z : R) -> grad (\x -> x * grad (\y -> x + y) 1.0) z"
 
 # (source, input, value by hand or None); gradients are checked against mp differences of the reference.
 PROGRAMS: dict[str, tuple[str, Any, Any]] = {
@@ -272,22 +263,6 @@ DECLINED = {
 
 def ones(y: Any) -> Any:
     return unflatten(y, [1.0] * len(flatten(y)))
-
-
-def fd_gradient(prog: adv.Program, x: Any, dy: Any) -> list:
-    """Σ_j dy_j ∂y_j/∂x_k of the reference by mp central differences (50 digits, h = 1e-15)."""
-    flat = [mpmath.mpf(r) for r in flatten(x)]
-    weights = flatten(dy)
-    out = []
-    with mpmath.workdps(50):
-        h = mpmath.mpf(10) ** -15
-        for k in range(len(flat)):
-            up = [r + h if i == k else r for i, r in enumerate(flat)]
-            down = [r - h if i == k else r for i, r in enumerate(flat)]
-            yu = flatten(evaluate(prog, unflatten(x, up), "mp"))
-            yd = flatten(evaluate(prog, unflatten(x, down), "mp"))
-            out.append(sum(w * (a - b) / (2 * h) for w, a, b in zip(weights, yu, yd, strict=True)))
-    return out
 
 
 def close(got: list, want: list, rel: float) -> bool:

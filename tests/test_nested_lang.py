@@ -12,22 +12,11 @@ import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nested_programs import CONFUSION, HESSIAN_FR, HESSIAN_RR
 
 from advalidate.lang.errors import ParseError, TypeCheckError
 from advalidate.lang.pretty import pretty_module
 from advalidate.lang.program import evaluate, parse, run_reference
-
-# seed 001 §5: H f [3, 4] · [7, 8] = [52, 85] for f [x, y] = 2x² + 3xy + 4y², by reverse over reverse ...
-HESSIAN_RR = r"""\(p : (R, R)) ->
-  let f = \(a, b) -> 2.0 * a * a + 3.0 * a * b + 4.0 * b * b in
-  let v = (7.0, 8.0) in
-  grad (\x -> let (g1, g2) = grad f x in g1 * fst v + g2 * snd v) p"""
-# ... and by forward over reverse (jvp of the gradient).
-HESSIAN_FR = r"""\(p : (R, R)) ->
-  let f = \(a, b) -> 2.0 * a * a + 3.0 * a * b + 4.0 * b * b in
-  jvp (\x -> grad f x) p (7.0, 8.0)"""
-# Siskind & Pearlmutter's perturbation-confusion test (seed 001 §7's reference): d/dx (x · d/dy (x + y)) = 1.
-CONFUSION = r"\(z : R) -> grad (\x -> x * grad (\y -> x + y) 1.0) z"
 
 
 def test_seed001_hessian_vector_product() -> None:
