@@ -151,8 +151,7 @@ def format_stats(st: GenStats) -> str:
         f"{c:<12} {100 * st.share(c):5.1f}%{'*' if c in CONSTRUCTS and st.share(c) < REQUIRED_SHARE else ' '}"
         for c in names
     ]
-    for i in range(0, len(cells), 4):
-        lines.append("  " + "   ".join(cells[i : i + 4]))
+    lines += _rows(cells)
     lo = min(CONSTRUCTS, key=st.share)
     lines.append(f"least frequent required construct: {lo} {100 * st.share(lo):.1f}%")
     if st.array_programs:
@@ -161,9 +160,7 @@ def format_stats(st: GenStats) -> str:
             f"array programs    {st.array_programs} ({100 * st.array_programs / n:.1f}% of the programs); "
             "array constructs as % of the array programs:",
         ]
-        cells = [f"{c:<16} {100 * st.array_share(c):5.1f}%" for c in ARRAY_CONSTRUCTS]
-        for i in range(0, len(cells), 4):
-            lines.append("  " + "   ".join(cells[i : i + 4]))
+        lines += _rows([f"{c:<16} {100 * st.array_share(c):5.1f}%" for c in ARRAY_CONSTRUCTS])
         per_fn = ", ".join(f"{p.replace('_', ' ')} {100 * st.map_share(p):.1f}%" for p in MAP_PROPS)
         lines.append(f"gather/scatter index functions: {st.map_count}; {per_fn}")
     if st.nested_programs:
@@ -173,9 +170,12 @@ def format_stats(st: GenStats) -> str:
             f"nested programs   {k} ({100 * k / n:.1f}% of the programs) with grad/vjp/jvp; nested constructs as % "
             "of them:",
         ]
-        cells = [f"{c:<16} {100 * st.nested_share(c):5.1f}%" for c in NESTED_CONSTRUCTS]
-        for i in range(0, len(cells), 4):
-            lines.append("  " + "   ".join(cells[i : i + 4]))
+        lines += _rows([f"{c:<16} {100 * st.nested_share(c):5.1f}%" for c in NESTED_CONSTRUCTS])
         depths = ", ".join(f"{d}: {100 * m / k:.1f}%" for d, m in sorted(st.nest_depths.items()))
         lines.append(f"operator nesting depth (% of them): {depths}")
     return "\n".join(lines)
+
+
+def _rows(cells: list[str]) -> list[str]:
+    """Table cells laid out four to a line."""
+    return ["  " + "   ".join(cells[i : i + 4]) for i in range(0, len(cells), 4)]
