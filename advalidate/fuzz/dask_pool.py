@@ -54,9 +54,10 @@ from .campaign import CampaignError
 from .pool import STARTUP_TIMEOUT, Event, Pool
 from .worker import WorkerConfig
 
-#: Seconds of work a batch should hold once program times are known: the scheduler's cost per task
-#: (~1 ms, benchmarks/distributed.py) is then ~0.1 % of a batch, while a batch lost with a worker
-#: or still running when the time box ends is little work.
+#: Seconds of work a batch should hold once program times are known. A Dask task costs ~1.7 ms of
+#: CPU (client, scheduler and worker together; benchmarks/distributed.py), ~0.2 % of such a batch,
+#: and one scheduler then feeds thousands of worker threads; yet a batch lost with its worker, or
+#: still out when the time box ends (two per thread), is ~1 s of work, not minutes.
 BATCH_SECONDS = 1.0
 #: Batch size before any program was timed, and the bounds of the adaptive size.
 FIRST_BATCH, MIN_BATCH, MAX_BATCH = 8, 1, 64
