@@ -109,6 +109,105 @@ def test_bad_scheduler_usage_exits_2(args: list[str], why: str, capsys: pytest.C
     assert why in capsys.readouterr().err
 
 
+class FakeFuture:
+    def __init__(self, key: str) -> None:
+        self.key, self.status, self.value, self.error = key, "pending", None, None
+
+    def add_done_callback(self, fn: Any) -> None:
+        self.done = fn
+
+    def finish(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.status, self.value, self.error = ("error" if error else "finished"), value, error
+        self.done(self)
+
+    def result(self) -> Any:
+        return self.value
+
+    def exception(self) -> BaseException | None:
+        return self.error
+
+    def cancel(self) -> None:
+        self.status = "cancelled"
+
+
+class FakeClient:
+    """What DaskPool asks of a Dask client, with tasks that finish when the test says."""
+
+    def __init__(self) -> None:
+        self.futures: list[tuple[FakeFuture, list[tuple[tuple, float]]]] = []
+
+    def nthreads(self) -> dict[str, int]:
+        return {"tcp://w1": 1, "tcp://w2": 1}
+
+    def submit(self, fn: Any, token: str, cfg: Any, tasks: list, topic: str, key: str, pure: bool) -> FakeFuture:
+        fut = FakeFuture(key)
+        self.futures.append((fut, tasks))
+        return fut
+
+    def run(self, fn: Any, *args: Any, **kw: Any) -> dict[str, Any]:
+        return {"tcp://w1": fn(*args)}
+
+    def subscribe_topic(self, topic: str, handler: Any) -> None:
+        self.handler = handler
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_pool_batches_with_back_pressure_resubmits_and_drops_stale_progress(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from advalidate.fuzz import dask_pool as DP
+    from advalidate.fuzz.pool import Event
+    from advalidate.fuzz.worker import WorkerConfig
+
+    client = FakeClient()
+    monkeypatch.setattr(DP, "connect", lambda scheduler: (client, None))
+    pool = DP.DaskPool("tcp://fake:8786", WorkerConfig(campaign_seed=1, engines=["tape"]), batch_size=4)
+    # Back-pressure: two batches per worker thread, and nothing more.
+    slots = pool.idle()
+    assert len(slots) == 2 * 2 * 4
+    for i, w in enumerate(slots):
+        pool.submit(w, ("run", i), 30.0)
+    assert pool.idle() == [] and pool.poll(0.0) == []
+    assert [[t[0][1] for t in tasks] for _, tasks in client.futures] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9, 10, 11],
+        [12, 13, 14, 15],
+    ]
+    # A batch's results free its slots; one whose task keeps failing is sent again, then its
+    # programs are crash incidents.
+    fut, tasks = client.futures[0]
+    fut.finish([Event("result", payload={"index": t[0][1]}, seconds=0.01) for t in tasks])
+    got = pool.poll(0.0)
+    assert [(e.kind, e.task) for e in got] == [("result", ("run", i)) for i in range(4)]
+    assert len(pool.idle()) == 4
+    batch = client.futures[1]
+    for attempt in range(DP.MAX_RESUBMITS + 1):
+        fut, tasks = batch
+        assert [t[0][1] for t in tasks] == [4, 5, 6, 7]
+        fut.finish(error=OSError("worker lost"))
+        got = pool.poll(0.0)
+        if attempt < DP.MAX_RESUBMITS:
+            assert got == [] and client.futures[-1] is not batch
+            batch = client.futures[-1]
+    assert [(e.kind, e.task) for e in got] == [("crash", ("run", i)) for i in range(4, 8)]
+    assert "failed 4 times: OSError: worker lost" in got[0].payload["traceback"]
+    # Shrinking progress counts while its shrink is out, not after its result.
+    w = pool.idle()[0]
+    pool.submit(w, ("shrink", {"id": 7}), 60.0)
+    shrink_future = client.futures[-1][0]
+    client.handler((0.0, {"id": 7, "nodes": 9}))
+    assert [(e.kind, e.payload["nodes"]) for e in pool.poll(0.0)] == [("shrink-progress", 9)]
+    shrink_future.finish([Event("shrunk", payload={"id": 7}, seconds=1.0)])
+    assert [e.kind for e in pool.poll(0.0)] == ["shrunk"]
+    client.handler((0.0, {"id": 7, "nodes": 12}))  # arrives after the result: it must not undo it
+    assert pool.poll(0.0) == [] and [w.task[1] for w in pool.busy()] == list(range(8, 16))
+    pool.close()
+    assert pool.busy() == [] and pool.client is None
+
+
 def test_a_package_is_shipped_as_a_zip_that_imports(tmp_path: Path) -> None:
     from advalidate.fuzz.dask_pool import _shippable
 

@@ -20,7 +20,9 @@ and distributed campaigns. Only where the programs run differs:
   finding's directory follows the shrinking as it does locally.
 - A Dask worker that dies mid-batch: the scheduler reruns its batches on another worker (same
   results, by seed); a batch that still fails is resubmitted `MAX_RESUBMITS` times before its
-  programs are recorded as crash incidents.
+  programs are recorded as crash incidents. A campaign that stops ends its children on every
+  worker; those of a client that vanished are ended by the next campaign on that worker once
+  they have been idle for `IDLE_CHILDREN` seconds.
 - Plug-in engines (`module:attr`): a module the workers cannot import is shipped to them with
   Dask's `UploadFile` worker plugin (a `.py` file as it is, a package as a `.zip`), which also
   reaches workers that join or restart later.
@@ -426,21 +428,16 @@ class DaskPool:
         client = getattr(self, "client", None)
         if client is None:
             return
-        try:
-            if futures:
-                client.cancel(futures)
-            client.run(stop_campaign, self.token, wait=True)
-            for name in self._plugins:
-                client.unregister_worker_plugin(name)
-            if self.topic in client._event_handlers:
-                client.unsubscribe_topic(self.topic)
-        except Exception:  # noqa: BLE001 - a cluster already gone: nothing left to clean up
-            pass
-        finally:
-            client.close()
-            if self.cluster is not None:
-                self.cluster.close()
-            self.client = None
+        # Each step on its own: on a cluster that is already gone, there is nothing left to clean up.
+        steps = [lambda: client.cancel(futures), lambda: client.run(stop_campaign, self.token, on_error="ignore")]
+        steps += [lambda name=name: client.unregister_worker_plugin(name) for name in self._plugins]
+        for step in steps:
+            with contextlib.suppress(Exception):
+                step()
+        client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = None
 
     # -- batches ---------------------------------------------------------------------------------
 
@@ -500,7 +497,7 @@ class DaskPool:
             self._send(batch.slots, batch.attempt + 1)
             return []
         why = f"{type(exc).__name__}: {exc}" if exc is not None else "lost"
-        payload = {"message": f"the Dask task failed {batch.attempt} times: {why}"}
+        payload = {"traceback": f"the Dask task failed {batch.attempt} times: {why}"}  # kept in incident.json
         return [self._lost(s, "crash", payload) for s in batch.slots]
 
     def _overdue(self) -> list[Event]:
