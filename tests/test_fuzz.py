@@ -290,11 +290,12 @@ def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) 
 def test_resume_continues_the_campaign(tmp_path: Path) -> None:
     out = tmp_path / "f"
     common = ["--engine", "tape", "--oracle", "fd", "--workers", "1", "--out", str(out), "--progress", "quiet"]
-    first = cli("fuzz", "--seconds", "4", "--seed", "11", *common)
+    # Bounded by program counts, not by a few seconds that a loaded machine may spend starting a worker.
+    first = cli("fuzz", "--seconds", "120", "--programs", "6", "--seed", "11", *common)
     assert first.returncode == 0, first.stdout + first.stderr
     s1 = json.loads((out / "summary.json").read_text())
     st1 = json.loads((out / "state.json").read_text())
-    second = cli("fuzz", "--resume", "--seconds", "4", "--out", str(out), "--progress", "quiet")
+    second = cli("fuzz", "--resume", "--seconds", "120", "--programs", "12", "--out", str(out), "--progress", "quiet")
     assert second.returncode == 0, second.stdout + second.stderr
     s2 = json.loads((out / "summary.json").read_text())
     st2 = json.loads((out / "state.json").read_text())
