@@ -13,6 +13,7 @@ from nested_programs import fd_gradient
 
 import advalidate as adv
 from advalidate.lang.program import evaluate
+from advalidate.lang.values import flatten, unflatten
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "nested"
 
@@ -72,3 +73,17 @@ def test_saddle_point_is_approached() -> None:
     # action on the input: y(x0, y0) = J (x0, y0).
     jx = fd_gradient(prog, x, (1.0, 0.0))
     assert close([jx[0] * x[0] + jx[1] * x[1]], [xs], 1e-12)
+
+
+@pytest.mark.parametrize("name", ["confusion", "hessian_vector", "hvp_forward_over_reverse", "closure_grad", "saddle"])
+def test_the_eliminated_program_that_show_prints_is_a_program_of_the_language(name: str) -> None:
+    """`advalidate show` prints the derivative operators' elimination (seed 001) as code: parsed
+    back, it is an ordinary program — no operator left — with the original's value and gradient,
+    so that it can itself be differentiated by any engine (reverse over reverse, …)."""
+    prog, x = load(name)
+    text = adv.show(prog, "tape").split("\n\n-- tape")[0].split("\n", 1)[1]
+    again = adv.parse(text)
+    assert not again.uses_derivatives and again.input_type == prog.input_type
+    assert close(flatten(evaluate(again, x)), [float(v) for v in flatten(evaluate(prog, x))], 1e-14)
+    dy = unflatten(evaluate(prog, x), [0.5 + k for k in range(len(flatten(evaluate(prog, x))))])
+    assert close(fd_gradient(again, x, dy), [float(g) for g in fd_gradient(prog, x, dy)], 1e-12)

@@ -250,7 +250,8 @@ class Stage:
 
         head = ""
         if prog.uses_derivatives:
-            head = f"-- eliminate (seed 001): the derivative operators as code\n{pretty_core(self.source(prog))}\n\n"
+            code = pretty_core(self.source(prog), prog.input_type)
+            head = f"-- eliminate (seed 001): the derivative operators as code\n{code}\n\n"
         return head + f"-- {self.name} ({self.section}): D[program]\n" + pretty_core(self.target(prog))
 
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:

@@ -8,13 +8,18 @@ The notation follows the surface syntax; runtime primitives of the AD stages (`g
 from __future__ import annotations
 
 from . import core as C
+from .types import Type, show_type
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _INFIX |= {"iadd": "+", "isub": "-", "imul": "*", "ilt": "<", "ile": "<=", "igt": ">", "ige": ">=", "ieq": "=="}
 
 
-def pretty_core(e: C.CExpr) -> str:
-    """A readable rendering of a core or target expression."""
+def pretty_core(e: C.CExpr, input_type: Type | None = None) -> str:
+    """A readable rendering of a core or target expression; with `input_type`, a program's outer
+    lambda carries it as an annotation, so that a core program made of surface constructs (the
+    derivative operators' elimination of seed 001, say) prints as a program the parser takes back."""
+    if input_type is not None and isinstance(e, C.Lam):
+        return f"\\({e.param} : {show_type(input_type)}) -> {_p(e.body, 1)}"
     return _p(e, 0)
 
 
