@@ -222,13 +222,18 @@ class TensorEngine(AdapterEngine):
         """An output leaf as a library tensor (constants may come out as floats or numpy values)."""
         return o
 
-    def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
+    def _start(self, prog: Program, x: Any, numeric: str) -> tuple[dict[str, Any], Callable[[list], list], list]:
+        """What `vjp` and `jvp` both begin with: the checked input, the program as a function of its
+        real leaves (its output structure left in the holder) and those leaves as library tensors."""
         if numeric != "float":
             raise ValueError(f"the {self.name} adapter runs in float only (numeric={numeric!r})")
         check_value(x, prog.input_type, "input")
         holder: dict[str, Any] = {}
         fn = self._leaves_fn(prog, x, holder)
-        xs = [self.to_lib(leaf) for leaf in real_leaves(x)]
+        return holder, fn, [self.to_lib(leaf) for leaf in real_leaves(x)]
+
+    def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
+        holder, fn, xs = self._start(prog, x, numeric)
         ys, back_leaves = run_deep(self.vjp_leaves, fn, xs)
         y = replace_leaves(holder["y"], [as_value(self.to_np(t)) for t in ys])
         stats = {"input_size": value_size(x), "output_size": value_size(y)}
@@ -261,12 +266,7 @@ class ForwardMode:
         raise NotImplementedError
 
     def jvp(self, prog: Program, x: Any, dx: Any, numeric: str = "float") -> tuple[Any, Any]:
-        if numeric != "float":
-            raise ValueError(f"the {self.name} adapter runs in float only (numeric={numeric!r})")
-        check_value(x, prog.input_type, "input")
-        holder: dict[str, Any] = {}
-        fn = self._leaves_fn(prog, x, holder)
-        xs = [self.to_lib(leaf) for leaf in real_leaves(x)]
+        holder, fn, xs = self._start(prog, x, numeric)
         ts = [self.to_lib(leaf) for leaf in real_leaves(dx)]
         ys, tys = run_deep(self.jvp_leaves, fn, xs, ts)
         y = replace_leaves(holder["y"], [as_value(self.to_np(t)) for t in ys])
