@@ -1,0 +1,39 @@
+"""The record a library's operator database is turned into, for `advalidate sweep`.
+
+One record is one (op, sample, variant): the library's own function, its differentiable
+inputs as float64 arrays, the AD modes the library claims for it and what the library
+itself already knows to fail. The sweep checker consumes records from any library, so the
+per-library modules (torch_records, jax_records) only translate their database into this
+shape. The interface is shared between developers: extend it only with defaulted fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MODES = ("reverse", "forward", "fwd_over_rev", "rev_over_rev", "fwd_over_fwd")
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """One (op, sample, variant) of a library's operator database, ready to be checked."""
+
+    library: str
+    op: str
+    sample: int
+    variant: str
+    fn: Callable[..., Any]
+    args: tuple[np.ndarray, ...]
+    modes: frozenset[str]
+    known: Mapping[str, str] = field(default_factory=dict)
+    call_source: str = ""
+    nondiff_outputs: tuple[int, ...] = ()
+
+
+RecordSource = Callable[..., Iterator[OpRecord]]
+
+__all__ = ["MODES", "OpRecord", "RecordSource"]
