@@ -34,7 +34,8 @@ import numpy as np
 
 from ...lang.xp import XpArrays
 from .common import LibraryOps
-from .tensor import Branches, ForwardMode, TensorEngine, branching_ops, real_leaves
+from .leaves import real_leaves
+from .tensor import Branches, ForwardMode, TensorEngine, branching_ops
 
 jax.config.update("jax_enable_x64", True)
 
@@ -291,7 +292,7 @@ class JaxJitEngine(JaxEngine):
         f = self.program(prog)
         xs = [self.to_lib(leaf) for leaf in real_leaves(x)]
         self.branches.start("record")
-        from .tensor import replace_leaves
+        from .leaves import replace_leaves
 
         holder["y"] = f(replace_leaves(x, xs))  # eager: domain errors, branch outcomes, the output's shape
         self.branches.mode = "off"

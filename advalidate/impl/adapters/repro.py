@@ -39,6 +39,7 @@ from ...lang.program import Program, evaluate
 from ...lang.types import Type
 from ...lang.xp import NAMESPACE_FUNCTIONS
 from .common import LeafFn, operator_jvp, operator_vjp
+from .leaves import real_leaves, replace_leaves, to_python_rt
 
 EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop")
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
@@ -216,8 +217,6 @@ def namespace_source(ns: Any) -> str:
 
 def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[str], list[Any]]:
     """(body lines of `f`, its return expressions, the input leaves) from one traced run."""
-    from .tensor import real_leaves, replace_leaves, to_python_rt
-
     r = engine.repro_info()
     trace = Trace()
     ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"])
@@ -233,8 +232,6 @@ def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[s
 
 def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, note: str = "") -> str:
     """The text of `repro.py` for `engine` on `prog` at `x` with output cotangent `dy`."""
-    from .tensor import real_leaves
-
     r = engine.repro_info()
     lines, outs, leaves = trace_program(engine, prog, x)
     n = len(leaves)
