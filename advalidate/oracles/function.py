@@ -118,6 +118,8 @@ GIVE_UP = 1e-5
 TINY = 1e-8
 #: Jitter of x, u and v, in units of eps, to measure the rounding error of the derivatives.
 JITTER = 8.0
+#: A staircase is sought at the smallest step whose noise bound is below this fraction of |D|.
+JUMP_NOISE = 1e-3
 #: Failing checks name positions by one finite difference per input element, up to this many elements.
 POSITIONS_MAX = 16
 
@@ -130,6 +132,10 @@ class _BadGradient(Exception):
     """The reverse pass returned something that is not a gradient of the arguments."""
 
 
+class _NotApplicable(Exception):
+    """check_function cannot judge f at these arguments (sparse inputs, lower-precision outputs)."""
+
+
 # -- arguments and outputs -----------------------------------------------------------------------
 
 
@@ -139,7 +145,18 @@ def _to_numpy(a: Any) -> Any:
         return a
     mod = type(a).__module__
     if mod.startswith("torch"):
-        return a.detach().cpu().numpy()
+        import torch
+
+        t = a.detach().cpu()
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        if t._is_zerotensor():  # a ZeroTensor (an efficient zero gradient) has no storage
+            t = torch.zeros(t.shape, dtype=t.dtype)
+        if t.dtype in (torch.bfloat16, torch.float16):  # no numpy type: widened (exactly)
+            t = t.float()
+        elif t.dtype == torch.complex32:
+            t = t.to(torch.complex64)
+        return t.numpy()
     if mod.startswith(("jax", "jaxlib")) or hasattr(a, "__array__"):
         return np.asarray(a)
     return a
@@ -154,10 +171,31 @@ def _is_float(a: Any) -> bool:
     return isinstance(a, np.ndarray | np.generic) and a.dtype.kind == "f"
 
 
+def _precision(a: Any) -> str:
+    """The dtype of a float or complex array that is not float64 ("" for float64 and non-arrays):
+    outputs in it cannot support float64 tolerances, and complex ones are not judged."""
+    if isinstance(a, bool | int | float):
+        return ""
+    dtype = getattr(a, "dtype", None)
+    if dtype is None:
+        return ""
+    name = str(dtype).removeprefix("torch.")
+    if name in ("float64", "double"):
+        return ""
+    low = ("float32", "float16", "bfloat16", "half", "float", "complex", "chalf", "cfloat", "cdouble")
+    return name if name.startswith(low) else ""
+
+
 class _Args:
     """The example arguments: which are differentiated, their shapes, and how to rebuild them."""
 
     def __init__(self, args: Sequence[Any], argnums: Sequence[int] | int | None) -> None:
+        for i, a in enumerate(args):
+            layout = str(getattr(a, "layout", "torch.strided"))
+            if type(a).__module__.startswith("torch") and layout != "torch.strided":
+                raise _NotApplicable(
+                    f"argument {i} is a {layout.removeprefix('torch.')} tensor; only dense arguments are judged"
+                )
         self.args = list(args)
         if argnums is None:
             self.diff = [i for i, a in enumerate(args) if _is_float(a)]
@@ -259,18 +297,35 @@ def _pack(struct: Any, leaves: Iterator[Any]) -> Any:
 class _Outputs:
     """The structure of f's output (fixed at the example arguments)."""
 
-    def __init__(self, y: Any) -> None:
+    def __init__(self, y: Any, nondiff: Sequence[int] = ()) -> None:
         leaves: list[Any] = []
         self.struct = _leaves(y, leaves)
         self.py_float = []
         self.shapes = []
         for j, leaf in enumerate(leaves):
-            if not _is_float(leaf):
+            low = _precision(leaf) if j not in nondiff else ""
+            if low:
+                raise _NotApplicable(
+                    f"output {j} of f is {low}: derivatives are judged in float64 only (finite differences "
+                    f"of a lower-precision or complex output cannot support float64 tolerances)"
+                )
+            if not _is_float(leaf) and j not in nondiff:
                 raise TypeError(f"output {j} of f is {leaf!r:.60}; outputs must be float scalars or float arrays")
             self.py_float.append(isinstance(leaf, float))
             self.shapes.append(np.shape(_to_numpy(leaf)))
         self.sizes = [math.prod(s) for s in self.shapes]
         self.m = sum(self.sizes)
+        #: Output leaves excluded on both sides: marked non-differentiable by the library or by the caller.
+        self.nondiff = sorted(set(nondiff))
+        self.diff_mask = np.concatenate([np.full(n, j not in nondiff) for j, n in enumerate(self.sizes)] or [[]])
+        self.diff_mask = self.diff_mask.astype(bool)
+
+    def leaf_mask(self, j: int) -> np.ndarray:
+        """The flat positions of output leaf j."""
+        mask = np.zeros(self.m, dtype=bool)
+        k = sum(self.sizes[:j])
+        mask[k : k + self.sizes[j]] = True
+        return mask
 
     def flat(self, y: Any) -> np.ndarray:
         leaves: list[Any] = []
@@ -316,6 +371,7 @@ class _Driver:
         if jvp is not None:
             self.forward_name = "the jvp= rule"
         self.out: _Outputs | None = None
+        self.nondiff: tuple[int, ...] = ()  # output leaves the caller marks non-differentiable
 
     # framework specifics -------------------------------------------------------------------------
     def context(self) -> Any:
@@ -343,11 +399,15 @@ class _Driver:
     def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
         raise _NoForward("framework='numpy' has no forward mode (pass jvp= to check a forward rule)")
 
+    def marked_nondiff(self) -> tuple[int, ...]:
+        """Output leaves the framework itself marks non-differentiable at x0 (none by default)."""
+        return ()
+
     # common --------------------------------------------------------------------------------------
     def start(self) -> np.ndarray:
         with self.context():
             y = self.call(self.args.x0)
-            self.out = _Outputs(y)
+            self.out = _Outputs(y, (*self.nondiff, *self.marked_nondiff()))
             return self.out.flat(y)
 
     def value(self, flat: np.ndarray) -> np.ndarray:
@@ -449,6 +509,16 @@ class _TorchDriver(_Driver):
         with self.torch.no_grad():
             return super().value(flat)
 
+    def marked_nondiff(self) -> tuple[int, ...]:
+        """Tensor outputs that do not require grad when every differentiated input does: marked
+        non-differentiable by torch (e.g. the saved mean / invstd of native_batch_norm)."""
+        torch = self.torch
+        xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(self.args.x0)]
+        with torch.enable_grad():
+            leaves: list[Any] = []
+            _leaves(self.g(*xs), leaves)
+        return tuple(j for j, y in enumerate(leaves) if isinstance(y, torch.Tensor) and not y.requires_grad)
+
     def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
         torch = self.torch
         xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(flat)]
@@ -459,8 +529,8 @@ class _TorchDriver(_Driver):
         pairs = [
             (y, torch.as_tensor(c, dtype=torch.float64).reshape(y.shape))
             for y, c in zip(leaves, cot)
-            if isinstance(y, torch.Tensor) and y.requires_grad
-        ]
+            if isinstance(y, torch.Tensor) and y.requires_grad and bool(np.any(_to_numpy(c)))
+        ]  # an all-zero cotangent is left out: torch's path for an absent output gradient is checked
         if not pairs:
             return np.zeros(self.args.n)
         grads = torch.autograd.grad([p[0] for p in pairs], xs, grad_outputs=[p[1] for p in pairs], allow_unused=True)
@@ -659,9 +729,27 @@ def directional_fd(phi: Callable[[float], tuple[float, float]]) -> FiniteDiffere
                     f"disagree (right {fd.right:.6g}, left {fd.left:.6g}, central {fd.central:.6g})"
                 )
                 break
+    if not fd.kink and math.isfinite(fd.central):
+        fd.kink = _jump(fd.central, central, n_c)
     if not fd.kink and not math.isfinite(fd.central):
         fd.central, fd.central_err = (fd.right, fd.right_err) if fd.right_err <= fd.left_err else (fd.left, fd.left_err)
     return fd
+
+
+def _jump(d: float, central: Sequence[float], noise: Sequence[float]) -> str:
+    """Why the extrapolated derivative `d` is not the limit of the plain central differences
+    ("" when it is): a staircase or jump (round(x, decimals=3)) looks smooth at the large steps,
+    where Richardson's estimate can be excellent, but at the smallest step whose rounding noise
+    is still far below |d| the difference quotient must be close to d for a differentiable φ."""
+    for c, n in zip(reversed(central), reversed(noise)):
+        if math.isfinite(c) and n <= JUMP_NOISE * abs(d):
+            if abs(c - d) > 0.5 * abs(d) + K * n:
+                return (
+                    f"a jump or staircase at x along v: the central differences tend to {c:.6g} at the "
+                    f"smallest steps but extrapolate to {d:.6g} from the larger ones"
+                )
+            return ""
+    return ""
 
 
 # -- the checks ----------------------------------------------------------------------------------
@@ -677,6 +765,7 @@ class _Direction:
     fwd: np.ndarray | None = None
     fwd_error: str = ""
     fwd_missing: str = ""
+    what: str = ""  # "" for a random cotangent on every output, else which output it is alone on
 
 
 @dataclass
@@ -703,7 +792,9 @@ class _Checker:
         self.n_dirs = directions
         self.x = self.args.x0
         self.y0 = driver.start()
-        self.scale = np.maximum(1.0, np.abs(self.x))
+        #: Non-finite input elements (a legitimate -inf mask value) are held fixed, not judged.
+        self.fixed = ~np.isfinite(self.x)
+        self.scale = np.where(self.fixed, 1.0, np.maximum(1.0, np.abs(np.where(self.fixed, 0.0, self.x))))
         self.jitter_rng = np.random.default_rng([seed, 1])
         self.positions_cache: dict[int, Any] = {}
 
@@ -716,29 +807,54 @@ class _Checker:
                     y = self.d.value(self.x + t * v)
             except Exception:
                 return math.nan, math.nan
-            if y.shape != u.shape or not np.all(np.isfinite(y)):
+            if y.shape != u.shape:
                 return math.nan, math.nan
-            return math.fsum(u * y), math.fsum(np.abs(u * y))
+            uy = u[on] * y[on]
+            if not np.all(np.isfinite(uy)):
+                return math.nan, math.nan
+            return math.fsum(uy), math.fsum(np.abs(uy))
 
+        on = u != 0  # outputs left out of ⟨u, f⟩ (non-differentiable, or another output's turn)
         return phi
+
+    def rev_at(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Jᵀu at x, zero at the input elements held fixed."""
+        g = self.d.vjp(x, u)
+        return np.where(self.fixed, 0.0, g) if self.fixed.any() else g
+
+    def fwd_at(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """J v at x, zero on the outputs that are not judged."""
+        t = self.d.jvp(x, v)
+        mask = self.d.out.diff_mask
+        return np.where(mask, t, 0.0) if t.shape == mask.shape and not mask.all() else t
+
+    def cotangents(self) -> list[tuple[np.ndarray, str]]:
+        """Which outputs each direction's cotangent is on: `n_dirs` on every judged output, then
+        (with two or more judged outputs) one on each output alone: a rule can be wrong only
+        where another output's cotangent is absent (torch passes an undefined gradient for it)."""
+        out_ = self.d.out
+        cots = [(out_.diff_mask, "")] * self.n_dirs
+        judged = [j for j in range(len(out_.sizes)) if j not in out_.nondiff and out_.sizes[j]]
+        if len(judged) >= 2:
+            cots += [(out_.leaf_mask(j), f"output {j} alone") for j in judged]
+        return cots
 
     def measure(self, want_forward: bool) -> list[_Direction]:
         out = []
-        m = self.d.out.m
-        for _ in range(self.n_dirs):
-            u = self.rng.standard_normal(m)
-            v = self.rng.standard_normal(self.args.n) * self.scale
-            di = _Direction(u, v)
+        for mask, what in self.cotangents():
+            u = self.rng.standard_normal(self.d.out.m) * mask
+            v = self.rng.standard_normal(self.args.n) * self.scale * ~self.fixed
+            di = _Direction(u, v, what=what)
             di.fd = directional_fd(self.phi(u, v))
             try:
-                di.rev = self.d.vjp(self.x, u)
+                di.rev = self.rev_at(self.x, u)
             except _BadGradient as exc:
                 di.rev_error = str(exc)
             except Exception as exc:
                 di.rev_error = f"the reverse pass raised {type(exc).__name__}: {_first_line(exc)}"
             if want_forward:
                 try:
-                    di.fwd = self.d.jvp(self.x, v)
+                    di.fwd = self.fwd_at(self.x, v)
                     if di.fwd.shape != u.shape:
                         di.fwd_error = f"forward mode returned {di.fwd.size} output tangents for {u.size} outputs"
                         di.fwd = None
@@ -762,9 +878,9 @@ class _Checker:
             xj, uj, vj = nudge(self.x), nudge(di.u), nudge(di.v)
             try:
                 if side == "rev":
-                    a, b = float(self.d.vjp(xj, uj) @ vj), float(di.rev @ di.v)
+                    a, b = float(self.rev_at(xj, uj) @ vj), float(di.rev @ di.v)
                 else:
-                    a, b = float(uj @ self.d.jvp(xj, vj)), float(di.u @ di.fwd)
+                    a, b = float(uj @ self.fwd_at(xj, vj)), float(di.u @ di.fwd)
             except Exception:
                 continue
             out = max(out, abs(a - b) if math.isfinite(a - b) else math.inf)
@@ -903,7 +1019,8 @@ def _aggregate(label: str, check: str, outcomes: list[_Outcome], dirs: list[_Dir
     for i, (o, di) in enumerate(zip(outcomes, dirs)):
         if o.status == FAIL:
             fields = {k: getattr(o, k) for k in ("expected", "actual", "abs_err", "rel_err", "tolerance", "positions")}
-            return Verdict(label, check, FAIL, f"direction {i + 1} of {n}: {o.detail}", cotangent=di.u, **fields)
+            where = f" (cotangent on {di.what})" if di.what else ""
+            return Verdict(label, check, FAIL, f"direction {i + 1} of {n}{where}: {o.detail}", cotangent=di.u, **fields)
     statuses = {o.status for o in outcomes}
     if statuses == {PASS}:
         worst = max(outcomes, key=lambda o: o.rel_err or 0.0)
@@ -1013,8 +1130,10 @@ def check_function(
     seed: int = 0,
     directions: int = 3,
     checks: Sequence[str] | None = None,
+    nondiff_outputs: Sequence[int] = (),
 ) -> FunctionCheckResult:
-    """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check."""
+    """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check.
+    `nondiff_outputs`: output positions (leaves, in order) left out on both sides."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
     if framework == "numpy" and vjp is None:
@@ -1025,18 +1144,25 @@ def check_function(
             raise ValueError(f"unknown check {c!r}; checks: {', '.join(CHECKS)}")
     if directions < 1:
         raise ValueError("directions must be at least 1")
-    args = _Args(example_args, argnums)
-    driver = _DRIVERS[framework](f, args, vjp, jvp)
-    checker = _Checker(driver, seed, directions)
     label = framework + (" + vjp=" if vjp is not None else "")
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
     if isinstance(getattr(f, "__self__", None), type):  # e.g. a torch.autograd.Function's apply
         name = f"{f.__self__.__name__}.{f.__name__}"
-    result = FunctionCheckResult(name, framework, args.describe(), driver.out.describe(), seed, directions, [])
-    if driver.out.m == 0:
-        result.verdicts = [Verdict(label, c, NOT_APPLICABLE, "f has no output to differentiate") for c in checks]
+    try:
+        args = _Args(example_args, argnums)
+        driver = _DRIVERS[framework](f, args, vjp, jvp)
+        driver.nondiff = tuple(nondiff_outputs)
+        checker = _Checker(driver, seed, directions)
+    except _NotApplicable as exc:
+        result = FunctionCheckResult(name, framework, [], "", seed, directions, [])
+        result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
         return result
-    if not np.all(np.isfinite(checker.y0)):
+    result = FunctionCheckResult(name, framework, args.describe(), driver.out.describe(), seed, directions, [])
+    if not driver.out.diff_mask.any():
+        why = "f has no output to differentiate" + (" (all are non-differentiable)" if driver.out.m else "")
+        result.verdicts = [Verdict(label, c, NOT_APPLICABLE, why) for c in checks]
+        return result
+    if not np.all(np.isfinite(checker.y0[driver.out.diff_mask])):
         result.verdicts = [Verdict(label, c, INCONCLUSIVE, "f is not finite at the example arguments") for c in checks]
         return result
     dirs = checker.measure(want_forward="forward" in checks or "dot" in checks)

@@ -1,0 +1,119 @@
+"""check_function's false alarms found by the OpInfo sweep (issue #27), one test per cause."""
+
+import numpy as np
+import pytest
+
+import advalidate as adv
+
+torch = pytest.importorskip("torch")
+
+
+def _statuses(res):
+    return {v.oracle: v.status for v in res.verdicts}
+
+
+def test_outputs_torch_marks_non_differentiable_are_left_out_on_both_sides():
+    # native_batch_norm's saved mean / invstd depend on x but do not require grad.
+    rng = np.random.default_rng(0)
+
+    def bn(x, w, b):
+        return torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)
+
+    res = adv.check_function(bn, rng.normal(size=(3, 2, 4)), rng.normal(size=2), rng.normal(size=2), framework="torch")
+    assert _statuses(res) == {"fd": "pass", "forward": "pass", "dot": "pass"}, res.report()
+
+
+def test_nondiff_outputs_argument_excludes_an_output_the_rule_ignores():
+    def f(x):
+        return np.sin(x), x**2
+
+    def vjp(g, x):
+        return np.cos(x) * g[0]
+
+    x = np.array([0.3, 1.1])
+    assert not adv.check_function(f, x, framework="numpy", vjp=vjp, checks=["fd"]).ok
+    res = adv.check_function(f, x, framework="numpy", vjp=vjp, checks=["fd"], nondiff_outputs=[1])
+    assert res.status("fd") == "pass", res.report()
+
+
+def test_staircase_is_a_kink_not_a_failure():
+    res = adv.check_function(lambda x: torch.round(x, decimals=3), np.array([0.3, 1.7, -0.2]), framework="torch")
+    assert {v.status for v in res.verdicts} == {"inconclusive"}, res.report()
+    assert "staircase" in res.verdict("fd").detail
+
+
+def test_a_wrong_slope_on_a_smooth_function_still_fails_after_the_jump_test():
+    def f(x):
+        return x**3
+
+    res = adv.check_function(f, np.array([0.4, 1.3]), framework="numpy", vjp=lambda g, x: 3.01 * x**2 * g)
+    assert res.status("fd") == "fail", res.report()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "complex64"])
+def test_lower_precision_outputs_are_not_applicable(dtype):
+    res = adv.check_function(lambda x: x.to(getattr(torch, dtype)), np.ones(3), framework="torch")
+    assert {v.status for v in res.verdicts} == {"not_applicable"}, res.report()
+    assert dtype in res.verdict("fd").detail
+
+
+def test_zerotensor_gradient_is_zero():
+    class Constant(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return torch.ones_like(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch._efficientzerotensor(g.shape, dtype=g.dtype)
+
+    res = adv.check_function(Constant.apply, np.array([0.5, 2.0]), framework="torch", checks=["fd"])
+    assert res.status("fd") == "pass", res.report()
+
+
+def test_sparse_inputs_are_not_applicable():
+    sp = torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64).to_sparse_csr()
+    res = adv.check_function(lambda x: x.to_dense() * 2, sp, framework="torch")
+    assert {v.status for v in res.verdicts} == {"not_applicable"}
+    assert "sparse_csr" in res.verdict("fd").detail
+
+
+def test_minus_infinity_input_is_held_fixed():
+    x = np.array([[0.3, -np.inf, 1.0], [0.1, 0.2, 0.5]])
+    res = adv.check_function(lambda x: torch._safe_softmax(x, -1), x, framework="torch")
+    assert _statuses(res) == {"fd": "pass", "forward": "pass", "dot": "pass"}, res.report()
+
+
+def test_a_wrong_minus_infinity_gradient_elsewhere_still_fails():
+    x = np.array([0.3, -np.inf, 1.0])
+
+    def vjp(g, x):
+        e = np.exp(x - np.max(x))
+        s = e / e.sum()
+        return 1.1 * s * (g - np.dot(g, s))
+
+    def f(x):
+        e = np.exp(x - np.max(x))
+        return e / e.sum()
+
+    assert adv.check_function(f, x, framework="numpy", vjp=vjp).status("fd") == "fail"
+
+
+def test_each_outputs_cotangent_alone_catches_a_rule_that_needs_the_other():
+    class Two(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            ctx.save_for_backward(x)
+            return 2 * x, x * x
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            (x,) = ctx.saved_tensors
+            if g0 is None:  # the planted bug: output 1's gradient dropped when output 0 has none
+                return None
+            return 2 * g0 + (2 * x * g1 if g1 is not None else 0)
+
+    res = adv.check_function(Two.apply, np.array([0.5, -1.5]), framework="torch", checks=["fd"])
+    assert res.status("fd") == "fail", res.report()
+    assert "output 1 alone" in res.verdict("fd").detail
