@@ -8,7 +8,16 @@ through `engine_names`, `engine` and `show`, and the oracles through `check` and
 from __future__ import annotations
 
 from .impl import engine, engine_names, show
-from .lang.errors import AdvError, BudgetError, DomainError, EvalError, ParseError, TypeCheckError, ValueParseError
+from .lang.errors import (
+    AdvError,
+    BudgetError,
+    DomainError,
+    EvalError,
+    MemoryBudgetError,
+    ParseError,
+    TypeCheckError,
+    ValueParseError,
+)
 from .lang.program import Program, evaluate, parse, to_python
 from .lang.values import Inl, Inr, flatten, parse_value, show_value, unflatten
 from .oracles import assert_gradients, check
@@ -30,6 +39,7 @@ __all__ = [
     "DomainError",
     "EvalError",
     "Inl",
+    "MemoryBudgetError",
     "Inr",
     "ParseError",
     "Program",

@@ -25,6 +25,7 @@ from .cli_args import (
     check_names,
     cli_engine,
     known_names,
+    max_reals_arg,
     names_epilog,
 )
 from .lang.errors import AdvError, EvalError, SourceError, ValueParseError
@@ -142,6 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"advalidate {__version__}")
+    parser.add_argument(
+        "--max-reals",
+        type=max_reals_arg,
+        default=None,
+        metavar="N",
+        help="memory budget: the most reals (array elements) one array operation or nest of builds may "
+        "hold at once, for evaluation, every engine and every oracle, campaign workers included "
+        "(default: $ADVALIDATE_MAX_REALS, else 4194304 = 2**22)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     names = known_names()
     engines = ", ".join(names["engines"] + names["adapters"]) + " or module:attr"
@@ -206,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse reports usage errors itself, with status 2
         return int(exc.code or 0)
     handler: Callable[[argparse.Namespace], int] = args.handler
+    if args.max_reals is not None:  # the environment carries it to campaign workers too
+        os.environ["ADVALIDATE_MAX_REALS"] = str(args.max_reals)
     try:
         return handler(args)
     except UsageError as exc:
@@ -218,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"advalidate: {exc}", file=sys.stderr)
     except NotImplementedError as exc:  # an engine declines the program (a feature its stage lacks)
         print(f"advalidate: not supported: {exc}", file=sys.stderr)
+    except MemoryError as exc:  # numpy's allocation failures too: never a traceback, never exit 1
+        what = str(exc) or "an allocation failed"
+        print(f"advalidate: out of memory: {what} (the memory budget is --max-reals)", file=sys.stderr)
     except KeyboardInterrupt:
         print("advalidate: interrupted", file=sys.stderr)
         return 130

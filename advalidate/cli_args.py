@@ -46,6 +46,16 @@ def positive(kind: type) -> Callable[[str], float | int]:
     return conv
 
 
+def max_reals_arg(text: str) -> int:
+    """An argparse type for `--max-reals`: a whole number of reals in [1, 2**40] (`1e7`, `2**24` too)."""
+    from .lang.limits import parse_max_reals
+
+    try:
+        return parse_max_reals(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def scheduler_address(text: str) -> str:
     """An argparse type for `fuzz --scheduler`: `local:N` (a LocalCluster of N worker processes, N > 0)
     or the address of a running Dask scheduler (`tcp://host:8786`, `tls://…`, `host:8786`)."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import core as C
 from .errors import BudgetError, DomainError
+from .limits import over_budget
 from .values import Inl, Inr
 from .vectorise import gather_as_build, scatter_targets, vectorise_build
 
@@ -236,7 +237,18 @@ class Compiler:
 
     # ---- arrays (seed 004 §3): the work is the `arrays` runtime's (see `arrays`) ----------------
 
-    def array(self, e: C.CExpr, s: _Scope) -> Code:  # noqa: C901 - one case per node
+    def array(self, e: C.CExpr, s: _Scope) -> Code:
+        """An array node, or, past the memory budget (`limits`), code that refuses to run it."""
+        err = over_budget(e)
+        if err is not None:
+
+            def refuse(f: list) -> Any:
+                raise err
+
+            return refuse
+        return self.array_node(e, s)
+
+    def array_node(self, e: C.CExpr, s: _Scope) -> Code:  # noqa: C901 - one case per node
         ns = self.prims["arrays"]
         shape, elem = e.shape, e.elem
         opt = self.optional

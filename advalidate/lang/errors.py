@@ -83,3 +83,7 @@ class DomainError(EvalError):
 
 class BudgetError(EvalError):
     """The step budget ran out (the program may not terminate, or is too large to run here)."""
+
+
+class MemoryBudgetError(EvalError):
+    """An array operation would hold more reals at once than the memory budget allows (`limits`)."""

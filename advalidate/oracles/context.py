@@ -27,7 +27,7 @@ import mpmath
 import numpy as np
 
 from ..lang import core as C
-from ..lang.errors import EvalError
+from ..lang.errors import EvalError, MemoryBudgetError
 from ..lang.program import Program, run_reference
 from ..lang.types import List, Sum, any_part, is_bool, prune
 from ..lang.values import Inl, Inr, check_value, flatten, unflatten
@@ -167,6 +167,8 @@ class Context:
         try:
             with mpmath.workdps(T.REF_DPS):
                 self.ref = run_reference(prog, x, numeric="mp", dps=T.REF_DPS)
+        except MemoryBudgetError:  # the program is too large to judge here: the caller's error, not a verdict
+            raise
         except (EvalError, ArithmeticError) as exc:
             self.ref_error = f"the reference interpreter raises {type(exc).__name__} at this input: {exc}"
         try:
