@@ -29,7 +29,7 @@ import os
 import time
 import zlib
 from advalidate.impl.seed000.tape import TapeStage
-from advalidate.lang.errors import BudgetError
+from advalidate.lang.errors import BudgetError, MemoryBudgetError
 
 
 class Refusing(TapeStage):
@@ -66,6 +66,14 @@ class Slow(TapeStage):
     def vjp(self, prog, x, numeric="float", **kw):
         time.sleep(1.0)
         return super().vjp(prog, x, numeric, **kw)
+
+
+class OverBudget(TapeStage):
+    '''Its target program is past the memory budget on every program.'''
+    name = "over-budget"
+
+    def vjp(self, prog, x, numeric="float", **kw):
+        raise MemoryBudgetError("memory budget exceeded: a build of shape [2] would hold 2147483648 reals")
 
 
 class Hungry(TapeStage):
@@ -348,11 +356,25 @@ def test_a_worker_over_its_memory_limit_reports_an_incident(engines_dir: Path):
 
 def test_memory_limit_in_a_campaign(tmp_path: Path, engines_dir: Path):
     out = tmp_path / "o"
-    res = fuzz("--seconds", "6", "--seed", "2", "--workers", "1", "--oracle", "fd", "--memory-limit", "200",
-               "--engine", "cli_fuzz_engines:Hungry", "--out", str(out), paths=(engines_dir,))  # fmt: skip
-    assert res.returncode == 3, res.stdout + res.stderr  # incidents, or (on a slow machine) nothing checked
+    res = fuzz("--seconds", "600", "--programs", "2", "--seed", "2", "--workers", "1", "--oracle", "fd",
+               "--memory-limit", "200", "--engine", "cli_fuzz_engines:Hungry", "--out", str(out),
+               paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 3, res.stdout + res.stderr
     no_traceback(res.stderr)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["findings"] == [] and summary["verdicts"]["pass"] == 0
+    assert len(summary["incidents"]) == 2
     for incident in summary["incidents"]:
-        assert incident["kind"] == "error" and "out of memory" in incident["detail"]
+        assert incident["kind"] == "out of memory" and "out of memory" in incident["detail"]
+        assert (out / incident["dir"]).name.endswith("-out-of-memory")
+
+
+def test_a_program_past_the_memory_budget_is_an_out_of_memory_incident(tmp_path: Path, engines_dir: Path):
+    out = tmp_path / "o"
+    res = fuzz("--seconds", "600", "--programs", "2", "--seed", "2", "--workers", "1", "--oracle", "fd",
+               "--engine", "cli_fuzz_engines:OverBudget", "--out", str(out), paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 3, res.stdout + res.stderr
+    no_traceback(res.stderr)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [i["kind"] for i in summary["incidents"]] == ["out of memory"] * 2
+    assert "memory budget exceeded" in summary["incidents"][0]["detail"]

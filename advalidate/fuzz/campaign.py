@@ -71,7 +71,15 @@ from .findings import (
     write_dir,
 )
 from .pool import Event, Pool
-from .worker import SAMPLED_ORACLES, WorkerConfig, engine_label, ensure_import_path, load_engine_spec
+from .worker import (
+    OUT_OF_MEMORY,
+    SAMPLED_ORACLES,
+    WorkerConfig,
+    engine_label,
+    ensure_import_path,
+    is_out_of_memory,
+    load_engine_spec,
+)
 
 if TYPE_CHECKING:
     from .dask_pool import DaskPool
@@ -433,7 +441,8 @@ class Campaign:
         elif ev.kind == "shrunk":
             self._on_shrunk(ev.payload)
         elif ev.kind == "task-error":
-            self._on_lost(ev, "error")
+            message = (ev.payload or {}).get("message", "")
+            self._on_lost(ev, OUT_OF_MEMORY if is_out_of_memory(message) else "error")
         elif ev.kind in ("crash", "timeout"):
             if ev.task is None:
                 self._startup_failures += 1
@@ -466,7 +475,7 @@ class Campaign:
             self.reasons[(engine, oracle, reason_class(detail, engine))] += 1
         if "error" in r:
             self.errors += 1
-            self._incident("error", r["index"], r["seed"], r.get("size"), r["error"], r)
+            self._incident(r.get("incident", "error"), r["index"], r["seed"], r.get("size"), r["error"], r)
         # One failure per engine and kind of mismatch, whichever oracles saw it.
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for v in r.get("failures", []):
@@ -688,6 +697,7 @@ class Campaign:
                 "crash": f"worker process died (exit code {ev.exitcode})",
                 "timeout": f"no answer within {self.cfg.timeout:g} s: worker killed and replaced",
                 "error": (ev.payload or {}).get("message", ""),
+                OUT_OF_MEMORY: (ev.payload or {}).get("message", ""),
             }[kind]
             self._incident(kind, index, pseed, program_size(pseed, self.cfg.max_size), detail, ev.payload or {})
         else:
@@ -723,7 +733,7 @@ class Campaign:
             files["input.txt"] = (x or "") + "\n"
         if extra.get("traceback"):
             rec["traceback"] = extra["traceback"]
-        name = f"i{number:03d}-{kind}"
+        name = f"i{number:03d}-{kind.replace(' ', '-')}"
         rec["dir"] = f"incidents/{name}"
         files["incident.json"] = json.dumps(rec, indent=2) + "\n"
         (self.out / "incidents").mkdir(exist_ok=True)

@@ -23,6 +23,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lang.errors import MemoryBudgetError
+
 #: Oracles that are expensive enough to be sampled (run on one program in `every`) by default.
 SAMPLED_ORACLES = {"symbolic": 8}
 
@@ -158,6 +160,15 @@ def margin(v: dict[str, Any]) -> float:
 CLEAR_MARGIN = 1e-6
 
 
+#: The incident kind of a program that ran out of memory or past the memory budget (`lang.limits`).
+OUT_OF_MEMORY = "out of memory"
+
+
+def is_out_of_memory(message: str) -> bool:
+    """Whether an error message is an allocation failure or the memory budget's refusal."""
+    return "MemoryError" in message or "MemoryBudgetError" in message or "memory budget exceeded" in message
+
+
 # ---- tasks ------------------------------------------------------------------------------------
 
 
@@ -187,17 +198,23 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
         return out
     oracles = oracles_for(cfg, index, pseed, defaults)
     out["oracles"] = oracles
+    limit = f" (--memory-limit {cfg.memory_limit} MB)" if cfg.memory_limit else ""
     try:
         verdicts = judge(prog, x, engines, oracles, pseed)
+    except (MemoryError, MemoryBudgetError) as exc:  # the program itself is past the budget
+        out["error"] = f"out of memory{limit}: {type(exc).__name__}: {exc}"
+        out["incident"] = OUT_OF_MEMORY
+        verdicts = []
     except Exception as exc:  # noqa: BLE001 - a bug in the oracles is reported, not fatal
         out["error"] = f"check failed: {type(exc).__name__}: {exc}"
         out["traceback"] = traceback.format_exc(limit=8)
         verdicts = []
     out["verdicts"] = [(v["engine"], v["oracle"], v["status"]) for v in verdicts]
-    out_of_memory = sorted({v["engine"] for v in verdicts if "raised MemoryError" in str(v.get("detail") or "")})
+    details = [str(v.get("detail") or "").strip().rstrip(":") for v in verdicts]
+    out_of_memory = sorted({d for d in details if is_out_of_memory(d)})
     if out_of_memory and "error" not in out:  # an incident, not an inconclusive verdict among thousands
-        limit = f" (--memory-limit {cfg.memory_limit} MB)" if cfg.memory_limit else ""
-        out["error"] = f"out of memory{limit}: engine {', '.join(out_of_memory)} raised MemoryError"
+        out["error"] = f"out of memory{limit}: {'; '.join(out_of_memory)}"
+        out["incident"] = OUT_OF_MEMORY
     out["inconclusive"] = [(v["engine"], v["oracle"], v["detail"]) for v in verdicts if v["status"] == "inconclusive"]
     out["declined"] = declined_engines(verdicts)
     failures = [v for v in verdicts if v["status"] == "fail"]
