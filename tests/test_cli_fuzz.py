@@ -244,6 +244,44 @@ def test_resume_with_a_state_of_the_wrong_shape(tmp_path: Path, capsys, change):
     assert "not a campaign state that --resume can continue" in line
 
 
+@pytest.mark.parametrize("where", ["cwd", "out"])
+def test_resume_never_imports_a_plugin_named_in_the_state(tmp_path: Path, where: str):
+    """A campaign directory someone sends you may name a plug-in engine placed beside it (or in the
+    directory you run from): --resume refuses it unless you name the engine yourself (issue 24)."""
+    out, cwd = tmp_path / "o", tmp_path / "cwd"
+    out.mkdir()
+    cwd.mkdir()
+    marker = tmp_path / "imported"
+    st = valid_state()
+    st["config"]["engines"] = ["tape", "evil_engine:E"]
+    (out / "state.json").write_text(json.dumps(st))
+    code = f"open({str(marker)!r}, 'w').write('ran')\nfrom advalidate.impl.seed000.tape import TapeStage as E\n"
+    (out if where == "out" else cwd).joinpath("evil_engine.py").write_text(code)
+    e = env(out) if where == "out" else env()
+    res = subprocess.run(
+        [sys.executable, "-m", "advalidate.cli", "fuzz", "--resume", "--out", str(out), "--seconds", "600",
+         "--programs", "1", "--progress", "quiet"],
+        capture_output=True, text=True, timeout=300, env=e, cwd=cwd,
+    )  # fmt: skip
+    assert res.returncode == 2, res.stdout + res.stderr
+    (line,) = no_traceback(res.stderr)
+    assert "--resume never imports code named in a campaign directory" in line
+    assert "'evil_engine:E'" in line and "--engine tape --engine evil_engine:E" in line
+    assert not marker.exists()
+
+
+def test_resume_runs_a_plugin_the_user_names(tmp_path: Path, engines_dir: Path):
+    out = tmp_path / "o"
+    out.mkdir()
+    st = valid_state()
+    st["config"]["engines"] = ["cli_fuzz_engines:Slow"]
+    (out / "state.json").write_text(json.dumps(st))
+    res = fuzz("--resume", "--out", str(out), "--seconds", "600", "--programs", "1", "--workers", "1",
+               "--engine", "cli_fuzz_engines:Slow", paths=(engines_dir,))  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads((out / "summary.json").read_text())["programs"] == 1
+
+
 def test_resume_warns_about_and_repairs_a_corrupt_finding_json(tmp_path: Path):
     out = tmp_path / "o"
     first = fuzz("--seconds", "10", "--seed", "7", "--workers", "1", "--oracle", "fd", "--engine",
@@ -256,7 +294,8 @@ def test_resume_warns_about_and_repairs_a_corrupt_finding_json(tmp_path: Path):
     stray = out / "f999-stray"
     stray.mkdir()
     (stray / "finding.json").write_text("{not json")
-    again = fuzz("--resume", "--seconds", "1", "--out", str(out), paths=(TESTS,))
+    again = fuzz("--resume", "--seconds", "1", "--out", str(out), "--engine", "broken_engines:BrokenSin",
+                 paths=(TESTS,))  # fmt: skip
     assert again.returncode == 1, again.stdout + again.stderr
     no_traceback(again.stderr)
     assert f"warning: {dirs[0] / 'finding.json'} is corrupt" in again.stderr

@@ -387,7 +387,8 @@ def test_ctrl_c_cancels_the_batches_and_writes_what_was_found(tmp_path: Path) ->
     assert len(set(retry)) == len(retry) and all(0 <= i < state["next_index"] for i in retry)
     assert state["programs"] + state["skipped"] + len(retry) == state["next_index"]
     # ... and --resume (here on this machine's own pool) checks exactly those.
-    again = main(["fuzz", "--resume", "--out", str(out), "--workers", "1", "--programs", str(state["next_index"])])
+    resume = ["fuzz", "--resume", "--out", str(out), "--workers", "1", "--programs", str(state["next_index"])]
+    again = main([*resume, "--engine", ENGINES[0]])  # a plug-in: named by the user, never by state.json
     assert again == 1
     after = json.loads((out / "state.json").read_text())
     assert after["retry"] == [] and after["next_index"] == state["next_index"]

@@ -924,6 +924,23 @@ class Campaign:
             what = f"missing field {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
             raise CampaignError(f"{path}: not a campaign state that --resume can continue ({what})") from None
 
+    def _refuse_recorded_plugins(self, specs: list[str]) -> None:
+        """`--resume` without `--engine` runs the built-in engines state.json names, and never imports
+        a plug-in it names (code someone else may have put in the directory, or in the current one):
+        the user names plug-ins on the command line, as `replay` asks."""
+        from ..impl.registry import is_builtin
+        from .replay import printable
+
+        plugins = [e for e in specs if not is_builtin(e)]
+        if plugins:
+            again = " ".join(f"--engine {shlex.quote(printable(e))}" for e in specs)
+            raise CampaignError(
+                f"--resume: the campaign in {self.out} was made with the plug-in engine(s) "
+                f"{', '.join(repr(printable(e)) for e in plugins)}; --resume never imports code named in a "
+                f"campaign directory: if you trust it, name the engines yourself: advalidate fuzz --resume "
+                f"--out {shlex.quote(str(self.out))} {again}"
+            )
+
     def _restore_state(self, st: dict[str, Any]) -> None:
         c = st["config"]
         cfg = self.cfg
@@ -933,6 +950,8 @@ class Campaign:
                 raise CampaignError(f"--resume: the campaign in {self.out} has {key} {c[key]!r}, not {given!r}")
         if cfg.engines and list(cfg.engines) != list(c["engines"]):
             raise CampaignError(f"--resume: the campaign in {self.out} uses engines {', '.join(c['engines'])}")
+        if not cfg.engines:
+            self._refuse_recorded_plugins([str(e) for e in c["engines"]])
         cfg.seed, cfg.max_size, cfg.oracles = c["seed"], c["max_size"], c["oracles"]
         cfg.engines = list(c["engines"])
         cfg.sample = c.get("sample")
