@@ -20,6 +20,8 @@ import pytest
 
 import advalidate
 from advalidate.cli import main
+from advalidate.fuzz.campaign import exit_reason
+from advalidate.fuzz.cli import machine_memory_mb, max_workers
 
 ROOT = Path(advalidate.__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -136,6 +138,38 @@ def test_memory_limit_must_be_a_positive_integer(capsys):
         assert "argument --memory-limit" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--memory-limit is Linux only (RLIMIT_AS)")
+@pytest.mark.parametrize("value", ["10", "99999999999999", str(machine_memory_mb() + 1)])
+def test_memory_limit_is_range_checked_before_anything_starts(value, capsys, tmp_path):
+    assert main(["fuzz", "--memory-limit", value, "--out", str(tmp_path / "o")]) == 2
+    (line,) = no_traceback(capsys.readouterr().err)
+    assert f"--memory-limit {value}: must be between 64 and {machine_memory_mb()} MB" in line
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("option", [["--workers"], ["--scheduler", "local:"]])
+def test_worker_counts_are_capped_with_a_message_naming_the_cap(option, capsys, tmp_path):
+    n = max_workers() + 1
+    args = [*option[:-1], f"{option[-1]}{n}"] if option[-1].endswith(":") else [*option, str(n)]
+    assert main(["fuzz", *args, "--out", str(tmp_path / "o")]) == 2
+    (line,) = no_traceback(capsys.readouterr().err)
+    assert f"{n} worker processes is more than this machine can run; at most {max_workers()}" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_refused_scheduler_connection_is_reported_at_once(capsys, tmp_path):
+    """Found by one plain TCP connection, not by Dask's client retrying for 20 s (issue 24)."""
+    assert main(["fuzz", "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")]) == 2
+    (line,) = no_traceback(capsys.readouterr().err)
+    assert line == "advalidate fuzz: cannot reach the Dask scheduler at tcp://127.0.0.1:1: Connection refused"
+
+
+@pytest.mark.parametrize("code, words", [(-9, "killed by SIGKILL, as the kernel's out-of-memory killer does"),
+                                         (-11, "killed by SIGSEGV"), (17, "exit code 17")])  # fmt: skip
+def test_a_dead_worker_is_described_by_its_signal(code, words):
+    assert words in exit_reason(code)
+
+
 # ---- honest exit statuses ----------------------------------------------------------------------------
 
 
@@ -164,9 +198,14 @@ def test_a_campaign_whose_engine_hangs_exits_3(tmp_path: Path, engines_dir: Path
     summary = json.loads((out / "summary.json").read_text())
     assert summary["exit_status"] == 3 and summary["verdicts"]["pass"] == 0
     assert "exit status 3" in res.stderr
-    if summary["incidents"]:
-        assert {i["kind"] for i in summary["incidents"]} == {"timeout"}
-        assert "incident" in res.stderr
+    kinds = {i["kind"] for i in summary["incidents"]}
+    if not summary["workers_started"]:  # a machine so busy that no worker started within 4 s: said so
+        assert "no worker process finished starting within --seconds 4" in res.stderr
+    elif timeout is None:  # the program still hanging when the time box ended is the reason
+        assert kinds == {"hang"} and "incident" in res.stderr
+        assert "when the campaign's time box (--seconds 4) ended" in summary["incidents"][0]["detail"]
+    else:  # timed out programs, and the one still running at the end if no program had yet timed out
+        assert kinds and kinds <= {"timeout", "hang"}
 
 
 def test_incidents_make_the_exit_status_3_even_when_programs_pass(tmp_path: Path, engines_dir: Path):
@@ -284,8 +323,9 @@ def test_resume_runs_a_plugin_the_user_names(tmp_path: Path, engines_dir: Path):
 
 def test_resume_warns_about_and_repairs_a_corrupt_finding_json(tmp_path: Path):
     out = tmp_path / "o"
-    first = fuzz("--seconds", "10", "--seed", "7", "--workers", "1", "--oracle", "fd", "--engine",
-                 "broken_engines:BrokenSin", "--out", str(out), paths=(TESTS,))  # fmt: skip
+    # Bounded by program counts (program 39 of seed 7 fails for BrokenSin), never by seconds.
+    first = fuzz("--seconds", "600", "--programs", "40", "--seed", "7", "--workers", "1", "--oracle", "fd",
+                 "--engine", "broken_engines:BrokenSin", "--out", str(out), paths=(TESTS,))  # fmt: skip
     assert first.returncode == 1, first.stdout + first.stderr
     dirs = sorted(p.parent for p in out.glob("*/finding.json"))
     assert dirs
@@ -294,8 +334,8 @@ def test_resume_warns_about_and_repairs_a_corrupt_finding_json(tmp_path: Path):
     stray = out / "f999-stray"
     stray.mkdir()
     (stray / "finding.json").write_text("{not json")
-    again = fuzz("--resume", "--seconds", "1", "--out", str(out), "--engine", "broken_engines:BrokenSin",
-                 paths=(TESTS,))  # fmt: skip
+    again = fuzz("--resume", "--seconds", "600", "--programs", "40", "--out", str(out), "--engine",
+                 "broken_engines:BrokenSin", paths=(TESTS,))  # fmt: skip
     assert again.returncode == 1, again.stdout + again.stderr
     no_traceback(again.stderr)
     assert f"warning: {dirs[0] / 'finding.json'} is corrupt" in again.stderr

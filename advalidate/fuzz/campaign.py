@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
 from ..impl.registry import EngineError
 from ..oracles.verdict import FAIL, STATUSES
+from .errors import CampaignError
 from .findings import (
     FINDING_JSON,
     atomic_write_json,
@@ -95,8 +96,21 @@ ORACLE_PREFERENCE = ("fd", "symbolic", "forward", "cross", "once", "linear")
 MAX_INCIDENT_DIRS = 100
 
 
-class CampaignError(Exception):
-    """A campaign that cannot start or run (bad engine, nothing to resume, workers that die at start)."""
+#: The incident kind of a program still running when the time box ended before any program finished.
+HANG = "hang"
+
+
+def exit_reason(code: int | None) -> str:
+    """A worker's exit code in words: a signal by name, SIGKILL with its usual cause."""
+    if code is None or code >= 0:
+        return f"exit code {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    if -code == signal.SIGKILL:
+        return f"killed by {name}, as the kernel's out-of-memory killer does (exit code {code})"
+    return f"killed by {name} (exit code {code})"
 
 
 @dataclass
@@ -242,15 +256,16 @@ class Campaign:
         self.pool: Pool | DaskPool | None = None  # the same interface (DaskPool: --scheduler)
         self._last_save = 0.0
         self._startup_failures = 0
+        self.workers_started = 0  # this session's workers that finished starting (imports, engines)
 
     # ---- set up ----------------------------------------------------------------------------
 
     def prepare(self) -> None:
         cfg = self.cfg
         if cfg.scheduler is not None:  # before anything in --out is touched
-            from .dask_pool import missing_extra
+            from .dask_pool import missing_extra, refused
 
-            if (why := missing_extra()) is not None:
+            if (why := refused(cfg.scheduler) or missing_extra()) is not None:
                 raise CampaignError(why)
         ensure_import_path()
         if cfg.resume:
@@ -421,17 +436,37 @@ class Campaign:
         return i
 
     def _requeue_busy(self) -> None:
-        """Programs still running when the campaign stops are run first by `--resume`."""
+        """Programs still running when the campaign stops are run first by `--resume`. When the
+        time box ends before any program finished, those programs are why nothing was judged (an
+        engine that hangs or fills memory while `--seconds` is shorter than `--timeout`): each is
+        a "hang" incident, so the summary says so instead of "0 programs ran" alone."""
         assert self.pool is not None
+        now = time.monotonic()
         for w in self.pool.busy():
             if w.task and w.task[0] == "run":
-                self.retry.appendleft(int(w.task[1]))
+                index = int(w.task[1])
+                self.retry.appendleft(index)
+                if self.stop_reason == "time" and self.programs == 0:
+                    self._incident(HANG, index, *self._seed_and_size(index), self._hang_detail(now - w.started), {})
+
+    def _hang_detail(self, seconds: float) -> str:
+        return (
+            f"still running after {seconds:.1f} s when the campaign's time box (--seconds {self.cfg.seconds:g}) "
+            f"ended, with no program finished (--timeout {self.cfg.timeout:g} s would have stopped it later)"
+        )
+
+    def _seed_and_size(self, index: int) -> tuple[int, int]:
+        from .worker import program_seed, program_size
+
+        pseed = program_seed(int(self.cfg.seed), index)
+        return pseed, program_size(pseed, self.cfg.max_size)
 
     # ---- events ------------------------------------------------------------------------------
 
     def _handle(self, ev: Event) -> None:
         if ev.kind == "ready":
             self._startup_failures = 0
+            self.workers_started += 1
         elif ev.kind == "fatal":
             raise CampaignError(f"a worker could not start: {ev.payload}")
         elif ev.kind == "result":
@@ -690,16 +725,14 @@ class Campaign:
         if task[0] == "run":
             self.busy_seconds += ev.seconds
             index = int(task[1])
-            from .worker import program_seed, program_size
-
-            pseed = program_seed(int(self.cfg.seed), index)
+            pseed, size = self._seed_and_size(index)
             detail = {
-                "crash": f"worker process died (exit code {ev.exitcode})",
+                "crash": f"worker process died ({exit_reason(ev.exitcode)})",
                 "timeout": f"no answer within {self.cfg.timeout:g} s: worker killed and replaced",
                 "error": (ev.payload or {}).get("message", ""),
                 OUT_OF_MEMORY: (ev.payload or {}).get("message", ""),
             }[kind]
-            self._incident(kind, index, pseed, program_size(pseed, self.cfg.max_size), detail, ev.payload or {})
+            self._incident(kind, index, pseed, size, detail, ev.payload or {})
         else:
             ident = int(task[1]["id"])
             self.shrinking.discard(ident)
@@ -1062,6 +1095,7 @@ class Campaign:
             "sessions": self.sessions,
             "stopped": self.stop_reason,
             "workers": self.workers,
+            "workers_started": self.workers_started,
             "scheduler": self.cfg.scheduler,
             "programs_requested": self.cfg.programs,
             "engines": [{"name": n, "spec": s} for n, s in zip(self.engine_names, self.engine_specs)],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -127,6 +128,49 @@ def add_commands(sub: Any) -> None:
     rep.set_defaults(handler=cmd_replay)
 
 
+#: Worker processes per core `--workers` (and `--scheduler local:N`) may start: more only add
+#: memory and start-up time on a machine that cannot run them at once.
+WORKERS_PER_CORE = 4
+#: The smallest `--memory-limit`: below it no worker can import the oracles.
+MIN_MEMORY_LIMIT_MB = 64
+
+
+def max_workers() -> int:
+    """The most worker processes a campaign starts on this machine."""
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
+def machine_memory_mb() -> int:
+    """This machine's physical memory in MB (a generous bound where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):
+        return 1 << 22
+
+
+def check_worker_options(args: argparse.Namespace) -> None:
+    """`--workers`, `local:N` and `--memory-limit` within what this machine can do, before anything
+    starts (a worker count of 10000 spawned for minutes; a memory limit past the address space made
+    every worker fail in setrlimit while the campaign idled)."""
+    cap = max_workers()
+    local = args.scheduler[len("local:") :] if args.scheduler and args.scheduler.startswith("local:") else None
+    for what, n in (("--workers", args.workers), ("--scheduler local:N", int(local) if local else None)):
+        if n is not None and n > cap:
+            raise UsageError(
+                f"{what}: {n} worker processes is more than this machine can run; at most {cap} "
+                f"({WORKERS_PER_CORE} per core, {os.cpu_count() or 1} cores)"
+            )
+    if args.memory_limit is not None:
+        if not sys.platform.startswith("linux"):
+            raise UsageError("--memory-limit needs Linux (it limits each worker's address space, RLIMIT_AS)")
+        total = machine_memory_mb()
+        if not MIN_MEMORY_LIMIT_MB <= args.memory_limit <= total:
+            raise UsageError(
+                f"--memory-limit {args.memory_limit}: must be between {MIN_MEMORY_LIMIT_MB} and {total} MB "
+                "(this machine's memory)"
+            )
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from .campaign import Campaign, CampaignConfig, CampaignError
     from .progress import make_progress
@@ -156,10 +200,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     )
     if args.scheduler is not None and args.workers is not None:
         raise UsageError("--workers sizes this machine's own pool; with --scheduler the cluster's workers run it")
-    if args.memory_limit is not None:
-        if not sys.platform.startswith("linux"):
-            raise UsageError("--memory-limit needs Linux (it limits each worker's address space, RLIMIT_AS)")
-        cfg.memory_limit = args.memory_limit
+    check_worker_options(args)
+    cfg.memory_limit = args.memory_limit
     from ..oracles import oracle_names
 
     check_names("oracle", args.oracle, list(oracle_names()))
@@ -189,7 +231,10 @@ def incomplete_reason(campaign: Any) -> str:
     incidents = s.get("incidents") or []
     parts = []
     if judged == 0:
-        parts.append(f"nothing was checked ({s.get('programs', 0)} programs ran, no gradient passed or failed)")
+        why = "no gradient passed or failed"
+        if not s.get("programs") and not incidents and not s.get("scheduler") and not s.get("workers_started"):
+            why = f"no worker process finished starting within --seconds {s.get('seconds_requested', 0):g}"
+        parts.append(f"nothing was checked ({s.get('programs', 0)} programs ran, {why})")
     if incidents:
         kinds: dict[str, int] = {}
         for inc in incidents:

@@ -42,6 +42,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .campaign import CampaignError
+from .errors import CampaignError
 from .pool import STARTUP_TIMEOUT, Event, Pool
 from .worker import WorkerConfig
 
@@ -70,6 +71,27 @@ WORKERS_TIMEOUT = 60.0  # seconds to wait for the first worker of a cluster
 REFRESH_EVERY = 5.0  # seconds between looks at the cluster's size (it may grow or shrink)
 IDLE_CHILDREN = 600.0  # seconds after which a worker ends the children of a campaign gone silent
 EXTRA = "pip install 'advalidate[dask]'"
+
+
+PROBE_TIMEOUT = 2.0  # seconds for a first plain TCP connection to the scheduler
+
+
+def refused(scheduler: str) -> str | None:
+    """Why the scheduler at `scheduler` cannot be reached, found by one plain TCP connection (a
+    refused connection or an unknown host answers at once; Dask's client would retry for
+    `CONNECT_TIMEOUT` seconds), or None (reachable, `local:N`, or slow to answer: Dask decides)."""
+    if scheduler.startswith("local:"):
+        return None
+    rest = scheduler.split("://", 1)[-1].split("/", 1)[0]
+    host, _, port = rest.rpartition(":") if ":" in rest else (rest, "", "8786")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
+    except (ConnectionRefusedError, socket.gaierror, ValueError) as exc:
+        why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        return f"cannot reach the Dask scheduler at {scheduler}: {why}"
+    except OSError:
+        return None
+    return None
 
 
 def missing_extra() -> str | None:

@@ -313,7 +313,7 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
     if cfg.memory_limit:
         try:
             limit_memory(cfg.memory_limit, engines)
-        except (OSError, ValueError, ImportError) as exc:
+        except (OSError, ValueError, OverflowError, ImportError) as exc:
             _send(conn, ("fatal", f"cannot set the memory limit: {type(exc).__name__}: {exc}"))
             return
     _send(conn, ("ready", os.getpid()))
