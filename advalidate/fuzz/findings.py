@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..lang import ast as A
+from ..lang.specials import SPECIALS
 
 FINDING_JSON = "finding.json"
 
@@ -341,8 +342,8 @@ def _user_application(e: A.Node) -> bool:
 
 
 #: Primitives first, then the constructs around them, when a culprit is named.
-_ORDER = ("sin cos tan exp log sqrt tanh atan real +R -R *R /R neg fst snd inl inr map parmap foldl zipWith sum "
-          "length").split()  # fmt: skip
+_ORDER = ("sin cos tan exp log sqrt tanh atan " + " ".join(SPECIALS) + " real +R -R *R /R neg fst snd inl inr map "
+          "parmap foldl zipWith sum length").split()  # fmt: skip
 
 
 def culprit_name(cs: Iterable[str]) -> str:

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import mpmath
 
 from ..lang import core as C
+from ..lang import specials
 from ..lang.arrays import ArrayRuntime
 from ..lang.compile import Budget, Compiler
 from ..lang.deep import run_deep
@@ -84,6 +85,10 @@ class DerivArith:
             "dsin": unit(lib.sin),
             "dcos": unit(lib.cos),
         }
+        for name in specials.CALLED:  # what the special functions' partials call (`dexp`, `ddigamma`, ...)
+            sp = specials.SPECIALS.get(name)
+            fn = getattr(lib, name) if sp is None else (sp.fl if numeric == "float" else sp.mp)
+            self.table["d" + name] = unit(fn)
 
 
 class StageRuntime:

@@ -26,6 +26,7 @@ import numpy as np
 
 from .errors import DomainError
 from .numeric import POLE_MARGIN, ReferenceOps
+from .specials import SPECIALS, Special
 
 INT_LIMIT = 1 << 62  # integer array elements are int64: larger magnitudes are an overflow
 
@@ -358,7 +359,29 @@ class VectorArrays(ArrayRuntime):
             return self.compare(op, args[0], args[1])
         if self.mp:
             return self._mp(op, args)
+        if op in SPECIALS:
+            return self._special(SPECIALS[op], args)
         return self._float(op, args)
+
+    def _special(self, sp: Special, args: list) -> Any:
+        """A special function over float64 arrays: its domain, its kink's margin and sides, its value."""
+        xs = np.broadcast_arrays(*[np.asarray(a, dtype=np.float64) for a in args])
+        with np.errstate(all="ignore"):
+            bad = np.asarray(sp.outside(*xs))
+            if bad.any():
+                first = ", ".join(repr(float(x[bad].flat[0])) for x in xs)
+                raise DomainError(f"{sp.name} {sp.why} ({first})")
+            if sp.kink is not None:
+                a, b, side = sp.kink(*xs)
+                margin = self.margin(a, b)
+                if margin < self.ops.min_margin:
+                    self.ops.min_margin = margin
+                side = np.asarray(side, dtype=bool)
+                self.ops.path.append(bool(side) if side.ndim == 0 else tuple(side.ravel().tolist()))
+            r = np.asarray(sp.vec(*xs), dtype=np.float64)
+            if not np.isfinite(r).all():
+                raise DomainError(f"{sp.name} gave a non-finite result")
+        return float(r) if r.ndim == 0 else r
 
     def compare(self, op: str, a: Any, b: Any) -> Any:
         out = np.asarray(_REAL_CMP[op](a, b)).astype(bool)

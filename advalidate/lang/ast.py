@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from . import specials
 from .types import Type
 
 BUILTINS: tuple[str, ...] = (
     "fst", "snd", "inl", "inr",
-    "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan",
+    "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.SPECIALS,
     "real", "map", "foldl", "zipWith", "sum", "length", "parmap",
 )  # fmt: skip
 # Array forms (seed 004 §3.2): reserved names with a fixed syntax; static arguments (sizes, shapes,
@@ -27,7 +28,9 @@ ARRAY_FORMS: tuple[str, ...] = (
 )  # fmt: skip
 # Derivative operators (seed 001): `grad f x`, `vjp f x dy`, `jvp f x dx`, always fully applied.
 DERIV_FORMS: tuple[str, ...] = ("grad", "vjp", "jvp")
-UNARY_REAL: tuple[str, ...] = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+UNARY_REAL: tuple[str, ...] = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.UNARY)
+# Real functions of two arguments, curried like every built-in of two (`pow x y`; element-wise on arrays).
+BINARY_REAL: tuple[str, ...] = specials.BINARY
 KEYWORDS: tuple[str, ...] = ("let", "letrec", "in", "if", "then", "else", "case", "of", "true", "false", "def", "par")
 ARITH_OPS: tuple[str, ...] = ("+", "-", "*", "/")
 CMP_OPS: tuple[str, ...] = ("<", "<=", ">", ">=", "==")

@@ -8,7 +8,8 @@ call-by-value order). Every binder is renamed apart (`x` becomes `x_7`), so late
 can introduce names without capture. Patterns become projections. Case analyses on `Bool`
 (`() + ()`) become `if`, and `inl e` at `Bool` becomes `let _ = e in true`.
 
-Op names: real primitives `add sub mul div neg sin cos tan exp log sqrt tanh atan real`, real
+Op names: real primitives `add sub mul div neg sin cos tan exp log sqrt tanh atan real` and the
+special functions (`specials.py`: `expm1 .. floor`, and `pow atan2 hypot min max` of two), real
 comparisons `lt le gt ge`, integer primitives `iadd isub imul ineg ilt ile igt ige ieq idiv imod`,
 list built-ins `map foldl zipWith sum isum length parmap`.
 
@@ -27,10 +28,11 @@ import itertools
 from dataclasses import dataclass, field
 
 from . import ast as A
+from . import specials
 from .types import BOOL, UNIT, Array, Arrow, List, Pair, R, Sum, Type, Z, elem_kind, is_bool, prune, shape_of
 
-REAL_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
-REAL_BINARY = ("add", "sub", "mul", "div")
+REAL_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.UNARY)
+REAL_BINARY = ("add", "sub", "mul", "div", *specials.BINARY)
 REAL_CMP = ("lt", "le", "gt", "ge")
 INT_OPS = ("iadd", "isub", "imul", "ineg", "ilt", "ile", "igt", "ige", "ieq", "idiv", "imod")
 ARR_OPS = ("sumOuter", "maxOuter", "minOuter", "replicate", "tr", "reshape", "cond")
@@ -38,7 +40,7 @@ LIST_OPS = ("map", "foldl", "zipWith", "sum", "isum", "length", "parmap")
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 _CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq"}
 _BUILTIN_ARITY = {"fst": 1, "snd": 1, "inl": 1, "inr": 1, "real": 1, "map": 2, "parmap": 2, "foldl": 3}
-_BUILTIN_ARITY |= {"zipWith": 3, "sum": 1, "length": 1} | {u: 1 for u in A.UNARY_REAL}
+_BUILTIN_ARITY |= {"zipWith": 3, "sum": 1, "length": 1} | {u: 1 for u in A.UNARY_REAL} | {b: 2 for b in A.BINARY_REAL}
 
 
 class CExpr:
@@ -629,7 +631,7 @@ class Desugarer:
             return (Inl if name == "inl" else Inr)(args[0], ty=ty)
         if name == "sum" and prune(ty) == Z:
             return Op("isum", args, ty=ty)
-        if name in A.UNARY_REAL or name == "real":
+        if name in A.UNARY_REAL or name in A.BINARY_REAL or name == "real":
             return self._prim(name, args, ty)
         return Op(name, args, ty=ty)
 

@@ -29,6 +29,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from . import specials
 from .types import Pair, Real, Type, prune
 
 _tags = itertools.count(1)
@@ -46,7 +47,7 @@ class Dual:
         return f"Dual({self.tag}, {self.p!r}, {self.d!r})"
 
 
-def _top(a: Any, b: Any) -> int:
+def _top(a: Any, b: Any = None) -> int:
     ta = a.tag if type(a) is Dual else 0
     tb = b.tag if type(b) is Dual else 0
     return ta if ta > tb else tb
@@ -177,6 +178,20 @@ class TaggedOps:
 
         return self._chain(a, self.atan, datan, "atan")
 
+    def _special(self, name: str, *args: Any) -> Any:
+        """A special function (specials.py): the primal at the top tag, the tangent Σ da_k · ∂_k."""
+        t = _top(*args)
+        if not t:
+            return getattr(self.base, name)(*args)
+        splits = [_split(a, t) for a in args]
+        ps = [p for p, _ in splits]
+        y = getattr(self, name)(*ps)
+        d = None
+        for (_, da), g in zip(splits, specials.partials(name, ps, y, _TaggedLib(self)), strict=True):
+            if da is not None:
+                d = self._sum(d, self.mul(da, g))
+        return Dual(t, y, d)
+
     # ---- the derivative operators ----
     def fresh_tag(self) -> int:
         """A tag larger than every tag alive: what keeps nested perturbations apart."""
@@ -221,6 +236,32 @@ class TaggedOps:
 
     def _zero_if_none(self, v: Any) -> Any:
         return self.base.number(0.0) if v is None else v
+
+
+def _special_method(name: str) -> Callable[..., Any]:
+    def method(self: TaggedOps, *args: Any) -> Any:
+        return self._special(name, *args)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in specials.SPECIALS:
+    setattr(TaggedOps, _name, _special_method(_name))
+
+
+class _TaggedLib:
+    """`specials.Lib` over a TaggedOps: the partials in its (tagged, counted) arithmetic."""
+
+    def __init__(self, ops: TaggedOps) -> None:
+        self.add, self.sub, self.mul, self.div, self.neg = ops.add, ops.sub, ops.mul, ops.div, ops.neg
+        self.ops = ops
+
+    def call(self, name: str, *args: Any) -> Any:
+        return getattr(self.ops, name)(*args)
+
+    def const(self, r: float, like: Any) -> Any:
+        return self.ops.const(r)
 
 
 def _perturb_one(k: int, tag: int, one: Any) -> Callable[[Any], Any]:

@@ -1,14 +1,18 @@
 """Numeric domains for the reference interpreter: IEEE floats and mpmath multi-precision.
 
 A domain is an `ops` namespace in the sense of docs/api.md (`const add sub mul div neg sin cos tan
-exp log sqrt tanh atan real lt le gt ge`). The reference domains also
+exp log sqrt tanh atan real lt le gt ge` and the special functions of `specials.py`). The reference
+domains also
 - count every primitive scalar operation (`primal_ops`), real literals and comparisons included
   (evaluating a literal makes a scalar, and is a step of the program's cost in §3's sense),
 - raise `DomainError` outside a primitive's domain (log/sqrt of a non-positive number, division by
-  zero, tan within `POLE_MARGIN` of a pole) and on non-finite results (overflow, NaN),
+  zero, tan within `POLE_MARGIN` of a pole, a special function outside its domain) and on
+  non-finite results (overflow, NaN),
 - record the executed branch path (the outcome of each real comparison) and the smallest relative
   distance of any compared pair from its threshold (`min_margin`): near a threshold the program is
-  not differentiable in any useful sense, and oracles must say "inconclusive" there.
+  not differentiable in any useful sense, and oracles must say "inconclusive" there. A special
+  function with a kink or a jump (`abs sign floor min max`, atan2's cut) records its argument's
+  distance from it the same way, as the comparison that picks its piece would.
 
 `reference_ops(..., per_thread=True)` keeps that bookkeeping per thread, for code that runs on
 several threads at once (the parallel engine): one counter written by every thread would be a
@@ -24,8 +28,9 @@ from typing import Any
 import mpmath
 
 from .errors import DomainError
+from .specials import POLE_MARGIN, SPECIALS
 
-POLE_MARGIN = 1e-9
+__all__ = ["POLE_MARGIN", "DEFAULT_DPS", "ReferenceOps", "FloatOps", "MpOps", "reference_ops"]
 DEFAULT_DPS = 50
 
 
@@ -53,6 +58,10 @@ class ReferenceOps:
 
     def _compare(self, a: Any, b: Any, outcome: bool) -> bool:
         self.ops += 1
+        return self._record(a, b, outcome)
+
+    def _record(self, a: Any, b: Any, outcome: bool) -> bool:
+        """The side `outcome` of a comparison of a and b goes into the path, its margin into min_margin."""
         scale = max(abs(a), abs(b), 1)
         margin = float(abs(a - b) / scale)
         if margin < self.min_margin:
@@ -143,6 +152,34 @@ class ReferenceOps:
 
     def atan(self, a: Any) -> Any:
         return self._unary("atan", a)
+
+    def _special(self, name: str, *args: Any) -> Any:
+        """A special function (specials.py): its domain, its kink's margin, then its value."""
+        self.ops += 1
+        sp = SPECIALS[name]
+        fs = [float(a) for a in args]
+        if sp.outside(*fs):
+            raise DomainError(f"{name} {sp.why} ({', '.join(repr(f) for f in fs)})")
+        if sp.kink is not None:
+            a, b, side = sp.kink(*fs)
+            self._record(float(a), float(b), bool(side))
+        try:
+            v = (sp.mp if self.lib is mpmath else sp.fl)(*args)
+        except (OverflowError, ValueError, ZeroDivisionError):
+            raise DomainError(f"{name}({', '.join(repr(f) for f in fs)}) is undefined or overflows") from None
+        return self._ok(v, name)
+
+
+def _special_method(name: str) -> Any:
+    def method(self: ReferenceOps, *args: Any) -> Any:
+        return self._special(name, *args)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in SPECIALS:
+    setattr(ReferenceOps, _name, _special_method(_name))
 
 
 class FloatOps(ReferenceOps):

@@ -23,6 +23,7 @@ from .deep import run_deep
 from .nested import TaggedOps
 from .numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from .parser import parse_module
+from .specials import SPECIALS
 from .typecheck import typecheck_program
 from .types import Array, Type, any_part
 from .values import check_value, convert
@@ -30,6 +31,8 @@ from .xp import XpArrays, convert_xp
 
 DEFAULT_BUDGET = 10_000_000
 REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "real")
+# Optional in an `ops` namespace (docs/api.md): only programs that use them need them.
+SPECIAL_OP_NAMES = tuple(SPECIALS)
 CMP_OP_NAMES = ("lt", "le", "gt", "ge")
 
 
@@ -103,6 +106,8 @@ def program_of_module(module: A.Module, source: str | None = None, filename: str
 def numeric_prims(ops: Any) -> dict[str, Callable]:
     """The primitive table of the source language over an `ops` namespace."""
     prims: dict[str, Callable] = {name: getattr(ops, name) for name in REAL_OP_NAMES + CMP_OP_NAMES}
+    for name in SPECIAL_OP_NAMES:
+        prims[name] = getattr(ops, name, None) or _missing(ops, name)
     prims["const"] = ops.const
     prims["arrays"] = VectorArrays(ops) if isinstance(ops, ReferenceOps) else OpsArrays(ops)
     for name in ("jvp", "vjp"):  # derivative operators (seed 001), where the namespace has them
@@ -111,6 +116,13 @@ def numeric_prims(ops: Any) -> dict[str, Callable]:
     prims.update(INT_PRIMS)
     prims.update(list_prims(ops.add, lambda: ops.const(0.0)))
     return prims
+
+
+def _missing(ops: Any, name: str) -> Callable:
+    def fail(*_args: Any) -> Any:
+        raise NotImplementedError(f"the ops namespace {type(ops).__name__} has no `{name}`, which the program calls")
+
+    return fail
 
 
 @dataclass

@@ -54,6 +54,9 @@ def _builtin_type(name: str) -> Type:
     if name in A.UNARY_REAL:
         r = _v(numeric=True, reals=True)  # R -> R, or element-wise on Array sh R
         return Arrow(r, r)
+    if name in A.BINARY_REAL:
+        r = _v(numeric=True, reals=True)  # R -> R -> R, or element-wise on two arrays of one shape
+        return Arrow(r, Arrow(r, r))
     table: dict[str, Callable[[], Type]] = {
         "fst": lambda: Arrow(Pair(a, b), a),
         "snd": lambda: Arrow(Pair(a, b), b),

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import core as C
+from .specials import SPECIALS
 
 if TYPE_CHECKING:
     from .compile import Compiler, _Scope
@@ -418,4 +419,4 @@ def _full(info: Info, d: int) -> Info:
 
 
 _BULK_OPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan"))
-_BULK_OPS |= {"real", "lt", "le", "gt", "ge"} | set(C.INT_OPS)
+_BULK_OPS |= {"real", "lt", "le", "gt", "ge"} | set(C.INT_OPS) | set(SPECIALS)

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .arrays import ArrayRuntime, int_elementwise, py
+from .specials import SPECIALS
 from .types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune, show_type
 from .values import Inl, Inr
 from .vectorise import NumpyBulk
@@ -149,6 +150,12 @@ ELEMENTWISE = {
     "atan": "arctan", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
 }  # fmt: skip
 COMPARISONS = ("lt", "le", "gt", "ge")
+# The special functions (specials.py) are optional namespace functions, under numpy's names where
+# numpy has one (`power arctan2 minimum maximum`), else the language's (`erf`, `lgamma`, ...): only a
+# program that uses one needs it.
+ELEMENTWISE |= {name: name for name in SPECIALS}
+ELEMENTWISE |= {"pow": "power", "atan2": "arctan2", "min": "minimum", "max": "maximum"}
+SPECIAL_FUNCTIONS = tuple(ELEMENTWISE[name] for name in SPECIALS)
 
 
 class NumpyNamespace:
@@ -207,6 +214,18 @@ class NumpyNamespace:
 
 NUMPY = NumpyNamespace()
 """Plain numpy as an `xp` namespace: `to_python(prog, ops, xp=NUMPY)` computes the reference values."""
+
+
+def _numpy_special(name: str) -> Any:
+    def fn(self: NumpyNamespace, *args: Any) -> np.ndarray:
+        return SPECIALS[name].vec(*[np.asarray(a, dtype=np.float64) for a in args])
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+for _name in SPECIALS:
+    setattr(NumpyNamespace, ELEMENTWISE[_name], _numpy_special(_name))
 
 
 def _shape(x: Any) -> Shape:
@@ -384,7 +403,11 @@ class XpArrays(ArrayRuntime):
             return int_elementwise(op, args)
         if op == "real":
             return self.xp.asarray(np.asarray(args[0], dtype=np.float64))
-        out = getattr(self.xp, ELEMENTWISE[op])(*[self.arr(a) for a in args])
+        fn = getattr(self.xp, ELEMENTWISE[op], None)
+        if fn is None:
+            name = type(self.xp).__name__
+            raise NotImplementedError(f"the array namespace {name} has no `{op}`, which the program calls")
+        out = fn(*[self.arr(a) for a in args])
         if op in COMPARISONS:
             r = self.xp.asnumpy(out)
             return py(r[()]) if r.ndim == 0 else r

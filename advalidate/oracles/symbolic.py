@@ -78,6 +78,7 @@ from ..lang.errors import EvalError
 from ..lang.nested import leaves, map_leaves
 from ..lang.numeric import MpOps
 from ..lang.program import to_python
+from ..lang.specials import FLAT, SPECIALS
 from ..lang.types import Type
 from ..lang.values import flatten, unflatten
 from . import tolerance as T
@@ -191,6 +192,14 @@ class SymbolicOps:
     def atan(self, a: SymReal) -> SymReal:
         return self._fn("atan", a)
 
+    def _special(self, name: str, *args: SymReal) -> SymReal:
+        """A special function: the reference's mp value, and its sympy rule (`_special_expr`)."""
+        val = getattr(self.mp, name)(*[a.val for a in args])
+        exprs = [a.expr for a in args]
+        if name in FLAT or not any(e.free_symbols for e in exprs):
+            return self._mk(val, self.sp.Float(val, self.dps))  # locally constant, or a constant
+        return self._mk(val, _special_expr(self.sp, name, exprs, [a.val for a in args]))
+
     def lt(self, a: SymReal, b: SymReal) -> bool:
         return self.mp.lt(a.val, b.val)
 
@@ -259,6 +268,49 @@ class SymbolicOps:
         return acc if acc is not None else self.const(0.0)
 
 
+def _special_method(name: str) -> Any:
+    def method(self: SymbolicOps, *args: SymReal) -> SymReal:
+        return self._special(name, *args)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in SPECIALS:
+    setattr(SymbolicOps, _name, _special_method(_name))
+
+
+def _special_expr(sp: Any, name: str, e: list[Any], v: list[Any]) -> Any:
+    """The sympy rule of a special function (the language's semantics, specials.py) at arguments
+    with expressions `e` and mp values `v`: sympy's own function where it has one; `min`/`max` the
+    active argument (at a tie their mean, whose derivative splits the gradient equally); `pow` at a
+    negative base (y an integer n) (-1)^n·|x|^y, whose y-derivative is x^y·log|x|."""
+    if name == "expm1":
+        return sp.exp(e[0]) - 1
+    if name == "log1p":
+        return sp.log(1 + e[0])
+    if name == "softplus":
+        return sp.log(1 + sp.exp(e[0]))
+    if name == "hypot":
+        return sp.sqrt(e[0] ** 2 + e[1] ** 2)
+    if name == "pow":
+        if v[0] > 0:
+            return e[0] ** e[1]
+        return sp.Integer((-1) ** int(v[1])) * sp.Abs(e[0]) ** e[1]
+    if name in ("min", "max"):
+        if v[0] == v[1]:
+            return (e[0] + e[1]) / 2
+        first = (v[0] > v[1]) == (name == "max")
+        return e[0] if first else e[1]
+    one = {"erf": sp.erf, "erfc": sp.erfc, "lgamma": sp.loggamma, "abs": sp.Abs}
+    if name in one:
+        return one[name](e[0])
+    if name in ("digamma", "trigamma"):
+        return sp.polygamma(0 if name == "digamma" else 1, e[0])
+    assert name == "atan2", name
+    return sp.atan2(e[0], e[1])
+
+
 class MpEvaluator:
     """Evaluates sympy expressions over the input symbols with mpmath (memoised, no code generation)."""
 
@@ -279,6 +331,9 @@ class MpEvaluator:
             # With real symbols sympy may rewrite sqrt(x**2) as Abs(x), whose derivative is sign(x).
             sympy.Abs: abs,
             sympy.sign: mpmath.sign,
+            sympy.erf: mpmath.erf,
+            sympy.erfc: mpmath.erfc,
+            sympy.loggamma: SPECIALS["lgamma"].mp,  # log|Γ|, as the language's lgamma
         }
 
     def __call__(self, e: Any) -> Any:
@@ -324,6 +379,10 @@ class MpEvaluator:
         fn = self.funcs.get(e.func)
         if fn is not None and len(e.args) == 1:
             return fn(self(e.args[0]))
+        if e.func == sp.polygamma and e.args[0].is_Integer:  # digamma's and lgamma's derivatives
+            return mpmath.polygamma(int(e.args[0]), self(e.args[1]))
+        if e.func == sp.atan2:
+            return mpmath.atan2(self(e.args[0]), self(e.args[1]))
         if e.is_number:
             value = sp.N(e, self.dps)
             if not value.is_real:

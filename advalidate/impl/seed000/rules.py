@@ -3,13 +3,16 @@
 One table serves every stage: forward mode multiplies tangents by these partials, the reverse
 stages multiply cotangents by them inside backpropagators (seed 000 Fig. 6, `∂_i op(x)(z)`), and
 the tape stage evaluates them during the forward pass (§10.3, `∂_i op(x)(1)`).
-Derivative arithmetic uses the `d`-prefixed primitives (`dadd dsub dmul ddiv dneg dsin dcos`) so
-that it is costed apart from the primal program's own operations.
+Derivative arithmetic uses the `d`-prefixed primitives (`dadd dsub dmul ddiv dneg dsin dcos`, and
+`d` + each built-in the special functions' partials call: `dexp dlog dsign ddigamma ...`) so that it
+is costed apart from the primal program's own operations. The special functions' partials come
+from their one table (`lang/specials.py`), written here in that arithmetic.
 """
 
 from __future__ import annotations
 
 from ...lang import core as C
+from ...lang import specials
 
 ONE = "one"
 MINUS_ONE = "minus_one"
@@ -36,6 +39,8 @@ def partials(op: str, xs: list[C.CExpr], y: C.CExpr) -> list[Partial]:
         return [_d("ddiv", _c(1.0), xs[1]), _d("dneg", _d("ddiv", y, xs[1]))]
     if op == "neg":
         return [MINUS_ONE]
+    if op in specials.SPECIALS:
+        return specials.partials(op, xs, y, _DerivLib())
     (x,) = xs
     table = {
         "sin": lambda: _d("dcos", x),
@@ -48,6 +53,31 @@ def partials(op: str, xs: list[C.CExpr], y: C.CExpr) -> list[Partial]:
         "atan": lambda: _d("ddiv", _c(1.0), _d("dadd", _c(1.0), _d("dmul", x, x))),
     }
     return [table[op]()]
+
+
+class _DerivLib:
+    """`specials.Lib` building derivative arithmetic (`dadd`, `dexp`, ...) as core expressions."""
+
+    def add(self, a: C.CExpr, b: C.CExpr) -> C.CExpr:
+        return _d("dadd", a, b)
+
+    def sub(self, a: C.CExpr, b: C.CExpr) -> C.CExpr:
+        return _d("dsub", a, b)
+
+    def mul(self, a: C.CExpr, b: C.CExpr) -> C.CExpr:
+        return _d("dmul", a, b)
+
+    def div(self, a: C.CExpr, b: C.CExpr) -> C.CExpr:
+        return _d("ddiv", a, b)
+
+    def neg(self, a: C.CExpr) -> C.CExpr:
+        return _d("dneg", a)
+
+    def call(self, name: str, *args: C.CExpr) -> C.CExpr:
+        return _d("d" + name, *args)
+
+    def const(self, r: float, like: C.CExpr) -> C.CExpr:
+        return _c(r)
 
 
 def scale(factor: C.CExpr, p: Partial) -> C.CExpr:

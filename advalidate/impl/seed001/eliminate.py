@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ...lang import core as C
+from ...lang import specials
 from ...lang.deep import run_deep
 from ...lang.program import Program
 from ...lang.types import Arrow, List, Pair, Real, Sum, Type, contains_real, is_first_order, prune
@@ -56,6 +57,7 @@ from .specialise import WHAT, Specialiser
 
 # The derivative arithmetic of seed 000's partials table (`rules.py`) as the source program's ops.
 _PLAIN_OPS = {"dadd": "add", "dsub": "sub", "dmul": "mul", "ddiv": "div", "dneg": "neg", "dsin": "sin", "dcos": "cos"}
+_PLAIN_OPS |= {"d" + name: name for name in specials.CALLED}
 Path = tuple[int, ...]  # a real leaf of a value of type R / () / pairs: 0 = fst, 1 = snd
 
 

@@ -145,7 +145,7 @@ _INT_RESULT = frozenset(("iadd", "isub", "imul", "ineg", "idiv", "imod"))
 #: Element-wise operations that map zeros to zero without an error: an out-of-range index (which
 #: reads 0) may be pushed below them (Fig. 10) whether or not it is in range. (`neg` gives -0.0.)
 _ZERO_SAFE = frozenset(("add", "sub", "mul", "sin", "tan", "tanh", "atan", "real", "iadd", "isub", "imul", "ineg"))
-_ZERO_SAFE |= {"lt", "gt", "ilt", "igt"}
+_ZERO_SAFE |= {"lt", "gt", "ilt", "igt", "expm1", "log1p", "erf", "abs", "sign", "floor", "min", "max"}
 #: Arguments of partial operations replaced by a harmless value where a strict `cond`'s branch is
 #: not taken: (argument position, value). (`exp` overflows; `*` is left alone: finite elements overflow
 #: it only beyond 1e154, and guarding it would double the cost of every product in a branch.)
@@ -155,6 +155,14 @@ _GUARDED: dict[str, tuple[tuple[int, object], ...]] = {
     "sqrt": ((0, 1.0),),
     "tan": ((0, 0.0),),
     "exp": ((0, 0.0),),
+    "expm1": ((0, 0.0),),
+    "log1p": ((0, 0.0),),
+    "lgamma": ((0, 1.0),),
+    "digamma": ((0, 1.0),),
+    "trigamma": ((0, 1.0),),
+    "pow": ((0, 1.0),),
+    "atan2": ((1, 1.0),),
+    "hypot": ((0, 1.0),),
     "idiv": ((1, 1),),
     "imod": ((1, 1),),
 }

@@ -316,6 +316,12 @@ class SurfaceLib:
     def cos(self, a: A.Expr) -> A.Expr:
         return self.s.emit(A.App(A.Builtin("cos"), a), self.ty, True).expr
 
+    def call(self, name: str, *args: A.Expr) -> A.Expr:
+        term: A.Expr = A.Builtin(name)
+        for a in args:  # built-ins of two arguments are curried
+            term = A.App(term, a)
+        return self.s.emit(term, self.ty, True).expr
+
     def const(self, r: float, like: A.Expr) -> A.Expr:
         return _constant(r, shape_of(self.ty)[0])
 
@@ -366,7 +372,10 @@ def _surface_op(op: str, xs: list[A.Expr]) -> A.Expr:
         return A.Neg(xs[0])
     if op in ("idiv", "imod"):
         return A.ArrayPrim(op[1:], [], list(xs))
-    return A.App(A.Builtin(op), xs[0])
+    term: A.Expr = A.Builtin(op)
+    for x in xs:  # built-ins of two arguments (`pow x y`) are curried
+        term = A.App(term, x)
+    return term
 
 
 def _to_surface(e: C.CExpr, env: dict, fresh: Any) -> A.Expr:  # noqa: C901 - one case per construct

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import mpmath
 import numpy as np
 
+from ...lang.specials import SPECIALS
+from ...lang.specials import partials as special_partials
 from ..seed000.cotangent import Counter
 
 ONE = "one"
@@ -33,6 +35,9 @@ class Lib(Protocol):
     def neg(self, a: Any) -> Any: ...
     def sin(self, a: Any) -> Any: ...
     def cos(self, a: Any) -> Any: ...
+    def call(self, name: str, *args: Any) -> Any:
+        """A built-in function of the language applied (the special functions' partials call them)."""
+
     def const(self, r: float, like: Any) -> Any:
         """The constant r, of the shape of `like`."""
 
@@ -49,6 +54,8 @@ def partials(op: str, xs: list, y: Any, lib: Lib) -> list[Partial]:
         return [lib.div(lib.const(1.0, y), xs[1]), lib.neg(lib.div(y, xs[1]))]
     if op == "neg":
         return [MINUS_ONE]
+    if op in SPECIALS:
+        return special_partials(op, xs, y, lib)
     (x,) = xs
     return [_UNARY[op](x, y, lib)]
 
@@ -104,6 +111,18 @@ class Numeric:
     def cos(self, a: Any) -> Any:
         return self._n(_unary(a, np.cos, mpmath.cos))
 
+    def call(self, name: str, *args: Any) -> Any:
+        sp = SPECIALS.get(name)
+        if sp is None:
+            return self._n(_unary(args[0], getattr(np, _NP_NAMES.get(name, name)), getattr(mpmath, name)))
+        if any(_is_mp(a) for a in args):
+            if any(isinstance(a, np.ndarray) for a in args):
+                return self._n(np.frompyfunc(sp.mp, len(args), 1)(*args))
+            return self._n(sp.mp(*args))
+        with np.errstate(all="ignore"):
+            out = sp.vec(*args)
+        return self._n(float(out) if np.ndim(out) == 0 else out)
+
     def const(self, r: float, like: Any) -> Any:
         mp = _is_mp(like)
         c = mpmath.mpf(r) if mp else r
@@ -112,6 +131,9 @@ class Numeric:
             out[...] = c
             return out
         return c
+
+
+_NP_NAMES = {"atan": "arctan"}
 
 
 def _is_mp(v: Any) -> bool:
