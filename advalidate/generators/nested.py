@@ -21,7 +21,9 @@ bounds do not track (a derivative can be much larger than its function), is alwa
 (`fit` to the standard bound: `sin`, `atan`, `tanh` or `w / (w*w + 1)`). Derivatives of the guarded
 domains stay finite (`sqrt` and `log` only see arguments bounded away from 0). Nesting stops at
 `MAX_NEST` operators, and a function body under an operator is at most `BODY_MAX` nodes, since the
-reference (and an engine) evaluates it once per real of the point at every level.
+reference (and an engine) evaluates it once per real of the point at every level; a program
+whose operators eliminate to more than `NEST_COST_MAX` core nodes is regenerated
+(`seeded.generate`), which bounds what a nested program costs every engine.
 
 A program with derivative operators has no arrays (the language does not combine them yet): the
 swarm mix draws "nested" only for programs without "arrays", and with both features given, one
@@ -34,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lang import ast as A
+from ..lang.program import Program
 from ..lang.types import UNIT, Arrow, Pair, R, Real, Type, Unit
 from .analysis import walk
 from .arrays import ArrayGen
@@ -43,13 +46,19 @@ from .rules import PR, R_CAP, G, V, _menu, std
 Env = tuple[V, ...]
 
 MAX_NEST = 3  # derivative operators nested inside each other's functions
+#: The most core nodes a generated program's derivative operators may become when eliminated
+#: (`seed001.eliminated`): what every engine then translates, compiles and runs. Each level of
+#: nesting multiplies the code below it, so without this bound a few deep programs cost more
+#: than the rest of a campaign's mix (seconds each); a program above it is regenerated from the
+#: next sub-seed, like one that is not well-behaved.
+NEST_COST_MAX = 1000
 BODY_MAX = 24  # nodes of a function body under an operator
 #: The weight of the operator rules by nesting level (outside any operator, inside one, two).
 NEST_WEIGHTS = (8, 40, 24)
 CAPTURE = (3, 4)  # probability that an inner operator's lambda is made to capture an outer perturbed variable
 #: Probability that a function body at nesting level 1, 2 without an operator of its own gets one
 #: (`function`): nesting depths 2 and 3 at a useful rate, not only where the rules happen to pick it.
-DEEPER = ((2, 5), (1, 3))
+DEEPER = ((2, 5), (1, 2))
 
 
 def is_diff(t: Type) -> bool:
@@ -57,6 +66,20 @@ def is_diff(t: Type) -> bool:
     if isinstance(t, Pair):
         return is_diff(t.left) and is_diff(t.right)
     return isinstance(t, (Real, Unit))
+
+
+def nest_cost(prog: Program) -> int:
+    """The size (core nodes) of `prog` with its derivative operators eliminated; 0 without any
+    operator, or when elimination declines (the engines then decline the program too)."""
+    if not prog.uses_derivatives:
+        return 0
+    from ..impl.seed001 import Declined, eliminated
+    from ..lang.core import node_count
+
+    try:
+        return node_count(eliminated(prog))
+    except Declined:
+        return 0
 
 
 def has_real(t: Type) -> bool:

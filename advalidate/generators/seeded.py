@@ -15,6 +15,7 @@ from ..lang.program import Program
 from .behaved import well_behaved
 from .build import Built, build, to_program
 from .choosers import RandomChooser
+from .nested import NEST_COST_MAX, nest_cost
 
 MAX_ATTEMPTS = 16
 
@@ -69,6 +70,9 @@ def generate(
         built = build(ch, size, features)
         prog = to_program(built, filename=f"<seed {seed}>")
         case = GeneratedCase(seed, built.target_size, built.features, prog, built.input, attempt + 1, None, built)
+        if nest_cost(prog) > NEST_COST_MAX and attempt + 1 < max_attempts:
+            features = built.features  # too costly to differentiate (`nested.NEST_COST_MAX`): the
+            continue  # next sub-seed, with the same features so the mix keeps its share of them
         if not check:
             return case
         case.behaved = well_behaved(prog, built.input)

@@ -647,6 +647,16 @@ def desugar(e: A.Expr) -> CExpr:
     return Desugarer().expr(e, {})
 
 
+def node_count(e: CExpr) -> int:
+    """The number of nodes of a core expression (what translating or compiling it walks)."""
+    n, stack = 0, [e]
+    while stack:
+        x = stack.pop()
+        n += 1
+        stack.extend(subexprs(x))
+    return n
+
+
 def free_vars(e: CExpr) -> set[str]:
     """Free variables of a core expression (names are unique, so no shadowing to worry about)."""
     bound: set[str] = set()

@@ -53,6 +53,7 @@ from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
 from .rewrite import Declined, map_children, rename
+from .simplify import simplify
 from .specialise import WHAT, Specialiser
 
 # The derivative arithmetic of seed 000's partials table (`rules.py`) as the source program's ops.
@@ -279,7 +280,7 @@ class Eliminator:
         rules = PlainForwardRules() if forward else PlainReverseRules(e.dom)
         t = _InnerTransformer(rules, self.fresh)
         fd, xv, tv, yv = (self.fresh(n) for n in ("fd", "x", "dx" if forward else "dy", "y"))
-        dual_fn = self.scoped(e.op, fn, t)
+        dual_fn = simplify(self.scoped(e.op, fn, t))  # before an outer operator transforms it again
         arg = args[1] if len(args) > 1 else C.Const(1.0)  # grad f x = vjp f x 1.0
         if forward:
             xs = _structure(e.dom, lambda p: C.PairC(at(C.Var(xv), p), at(C.Var(tv), p)), lambda: C.Const(()))

@@ -1,0 +1,181 @@
+"""Administrative simplification of an operator's transformed code, before an outer operator or
+stage transforms it again.
+
+Seed 000's translation binds every argument of every real operation and splits it
+(`let p = a in let x = fst p in let d = snd p in …`), so the transformed function is several
+times the size of f's code, and each enclosing operator multiplies that again: what a nested
+program costs to translate and compile grows with the product of these factors. Seed 001 notes
+(§4) that the transformation's output "must subsequently be α-converted and converted to
+A-normal form" before it is transformed again; this pass is that normalisation's cheap part, the
+administrative reductions that move no arithmetic:
+
+- let-floating: `let x = (let y = a in b) in c` → `let y = a in let x = b in c`;
+- copy propagation: `let x = v in e` → e[v/x] for a variable or a constant other than a real;
+- pair projection: `fst p` → a where p is bound to `(a, b)` of variables and constants (and
+  `fst (a, b)` → a for such a pair), the `let` kept only while p is still used; a pair used only
+  through `fst` / `snd` has its components bound instead.
+
+No real operation is added, removed or reordered (every `Op` keeps its place in the evaluation
+order), so a program's value, the operations it counts and whatever an engine measures of its
+arithmetic are unchanged; only bindings of variables, constants and pairs of them disappear. The
+pass relies on core names being unique (the desugarer and every transformation rename apart) and
+returns its input unchanged when they are not.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...lang import core as C
+from ...lang.deep import run_deep
+from .rewrite import map_children
+
+
+def _atom(e: C.CExpr) -> bool:
+    """A variable, or a constant that is no operation: a real literal counts as one each time it
+    is evaluated (`compile.Compiler.constant`), so it is never copied."""
+    return isinstance(e, C.Var) or (isinstance(e, C.Const) and not isinstance(e.value, float))
+
+
+def _binders(e: C.CExpr) -> list[str]:
+    out: list[str] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.Lam):
+            out.append(x.param)
+        elif isinstance(x, C.Let):
+            out.append(x.name)
+        elif isinstance(x, C.LetRec):
+            out += [x.name, x.param]
+        elif isinstance(x, C.Case):
+            out += [x.lname, x.rname]
+        elif isinstance(x, C.ListCase):
+            out += [x.hname, x.tname]
+        elif isinstance(x, C.Build1):
+            out.append(x.param)
+        elif isinstance(x, (C.Gather, C.Scatter)):
+            out += list(x.params)
+        stack.extend(C.subexprs(x))
+    return out
+
+
+def unique_names(e: C.CExpr) -> set[str] | None:
+    """Every name of `e`, or None when one is bound twice or bound inside while also free (then
+    substituting and floating could capture)."""
+    bound = _binders(e)
+    free = C.free_vars(e)
+    if len(set(bound)) != len(bound) or set(bound) & free:
+        return None
+    return set(bound) | free
+
+
+class _Simplifier:
+    def __init__(self, whole: set[str], taken: set[str]) -> None:
+        self.whole = whole  # variables used other than under `fst` / `snd`
+        self.taken = taken  # every name of the expression (a component's new name must be new)
+        self.sub: dict[str, C.CExpr] = {}  # a variable bound to an atom -> that atom
+        self.pairs: dict[str, tuple[C.CExpr, C.CExpr]] = {}  # bound to a pair of atoms -> its atoms
+
+    def expr(self, e: C.CExpr) -> C.CExpr:
+        if isinstance(e, C.Var):
+            return self.sub.get(e.name, e)
+        if isinstance(e, (C.Fst, C.Snd)):
+            arg = self.expr(e.arg)
+            parts = self._parts(arg)
+            if parts is not None:
+                return parts[0] if isinstance(e, C.Fst) else parts[1]
+            return type(e)(arg, ty=e.ty)
+        if isinstance(e, C.Let):
+            return self.let(e)
+        return map_children(e, self.expr)
+
+    def _parts(self, e: C.CExpr) -> tuple[C.CExpr, C.CExpr] | None:
+        if isinstance(e, C.Var):
+            return self.pairs.get(e.name)
+        if isinstance(e, C.PairC) and _atom(e.left) and _atom(e.right):
+            return e.left, e.right
+        return None
+
+    def let(self, e: C.Let) -> C.CExpr:
+        hoisted: list[C.Let] = []
+        rhs = self.expr(e.rhs)
+        while isinstance(rhs, C.Let):  # let-floating: the inner bindings come first
+            hoisted.append(rhs)
+            rhs = rhs.body
+        out: C.CExpr
+        if _atom(rhs):
+            self.sub[e.name] = rhs
+            out = self.expr(e.body)
+        elif isinstance(rhs, C.PairC) and e.name not in self.whole and not {e.name + "l", e.name + "r"} & self.taken:
+            # only projected: bind the components instead (evaluated in the same order)
+            parts, binds = [], []
+            for part, side in ((rhs.left, "l"), (rhs.right, "r")):
+                if _atom(part):
+                    parts.append(part)
+                else:
+                    name = e.name + side
+                    binds.append((name, part))
+                    parts.append(C.Var(name))
+            self.pairs[e.name] = (parts[0], parts[1])
+            out = self.expr(e.body)
+            for name, part in reversed(binds):
+                out = C.Let(name, part, out, ty=e.ty)
+        else:
+            if isinstance(rhs, C.PairC) and _atom(rhs.left) and _atom(rhs.right):
+                self.pairs[e.name] = (rhs.left, rhs.right)
+            out = C.Let(e.name, rhs, self.expr(e.body), ty=e.ty)
+        for h in reversed(hoisted):
+            out = C.Let(h.name, h.rhs, out, ty=e.ty)
+        return out
+
+
+def _used_whole(e: C.CExpr) -> set[str]:
+    """The variables that occur other than as the argument of `fst` / `snd`."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.Var):
+            out.add(x.name)
+        elif isinstance(x, (C.Fst, C.Snd)) and isinstance(x.arg, C.Var):
+            continue
+        stack.extend(C.subexprs(x))
+    return out
+
+
+def _drop_unused_pairs(e: C.CExpr) -> C.CExpr:
+    """Remove `let p = (a, b)` (atoms) whose p is no longer used after projection."""
+    counts: Counter[str] = Counter()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.Var):
+            counts[x.name] += 1
+        stack.extend(C.subexprs(x))
+
+    def go(x: C.CExpr) -> C.CExpr:
+        while (
+            isinstance(x, C.Let)
+            and counts[x.name] == 0
+            and isinstance(x.rhs, C.PairC)
+            and _atom(x.rhs.left)
+            and _atom(x.rhs.right)
+        ):
+            x = x.body
+        return map_children(x, go)
+
+    return go(e)
+
+
+def simplify(e: C.CExpr) -> C.CExpr:
+    """`e` after the administrative reductions of the module docstring (or `e` itself when its
+    names are not unique)."""
+
+    def run() -> C.CExpr:
+        taken = unique_names(e)
+        if taken is None:
+            return e
+        return _drop_unused_pairs(_Simplifier(_used_whole(e), taken).expr(e))
+
+    return run_deep(run)
