@@ -187,12 +187,8 @@ def test_kinks_are_recorded_as_margins(body, x, margin):
     r = run_reference(prog, x)
     assert r.min_margin == pytest.approx(margin, rel=1e-9, abs=1e-300)
     assert len(r.path) == 1
-    arr = run_reference(
-        adv.parse(
-            rf"\(x : Array [2] R) -> {body.replace('(0.0 - 4.0)', 'replicate 2 (0.0 - 4.0)').replace(' 2.0', ' replicate 2 2.0')}"
-        ),
-        np.array([x, 50.5]),
-    )  # noqa: E501
+    arr_body = body.replace("(0.0 - 4.0)", "replicate 2 (0.0 - 4.0)").replace(" 2.0", " replicate 2 2.0")
+    arr = run_reference(adv.parse(rf"\(x : Array [2] R) -> {arr_body}"), np.array([x, 50.5]))
     assert arr.min_margin == pytest.approx(margin, rel=1e-9, abs=1e-300)
 
 
