@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .report.cli import add_commands as add_report_commands  # `report`
 
     add_report_commands(sub)
+    from .sweep.cli import add_commands as add_sweep_commands  # `sweep`
+
+    add_sweep_commands(sub)
     return parser
 
 

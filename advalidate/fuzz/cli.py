@@ -282,6 +282,10 @@ def repair_findings(campaign: Any, corrupt: list[tuple[Path, str]]) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from ..sweep.replay import is_sweep_finding
+
+    if is_sweep_finding(args.dir):
+        return _replay_sweep(args.dir)
     from .replay import ReplayError, replay_main
 
     try:
@@ -289,3 +293,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         print(f"advalidate replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _replay_sweep(directory: str) -> int:
+    """A finding of `advalidate sweep`: its check re-derived from the library's own database."""
+    from ..sweep.replay import SweepReplayError, replay
+
+    try:
+        status, line = replay(directory)
+    except SweepReplayError as exc:
+        print(f"advalidate replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(line)
+    return status

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
 
-from .worker import WorkerConfig, worker_main
+from .worker import worker_main
 
+#: Replies that report progress on a task without ending it.
+PARTIAL_KINDS = ("shrink-progress", "partial")
 #: Seconds a new worker may take to import advalidate and load its engines.
 STARTUP_TIMEOUT = 120.0
 
@@ -46,9 +48,12 @@ class Worker:
 
 
 class Pool:
-    def __init__(self, size: int, cfg: WorkerConfig) -> None:
+    def __init__(self, size: int, cfg: Any, target: Any = worker_main) -> None:
+        """`size` workers running `target(conn, cfg)` (the fuzz worker unless another is given,
+        e.g. the sweep's); a worker sends ("ready", ...), then replies to each task."""
         self.size = max(1, size)
         self.cfg = cfg
+        self.target = target
         self.ctx = mp.get_context("spawn")
         self.workers: list[Worker] = []
         self._next = 0
@@ -58,7 +63,7 @@ class Pool:
 
     def _spawn(self) -> Worker:
         parent, child = self.ctx.Pipe(duplex=True)
-        proc = self.ctx.Process(target=worker_main, args=(child, self.cfg), daemon=True, name="advalidate-worker")
+        proc = self.ctx.Process(target=self.target, args=(child, self.cfg), daemon=True, name="advalidate-worker")
         # Only the parent reacts to Ctrl-C and SIGTERM (also when they are sent to the whole process
         # group): the child starts with both blocked, so one that arrives while it is still importing
         # can neither kill it (a "crash") nor print a traceback; it ignores them from its first line
@@ -142,7 +147,7 @@ class Pool:
             return Event("fatal", worker=w.ident, payload=payload)
         task = w.task
         seconds = time.monotonic() - w.started
-        if kind != "shrink-progress":
+        if kind not in PARTIAL_KINDS:
             w.task, w.deadline = None, float("inf")
         return Event(kind, task=task, payload=payload, worker=w.ident, seconds=seconds)
 

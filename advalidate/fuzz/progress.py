@@ -71,7 +71,11 @@ class QuietProgress:
     def note(self, text: str) -> None:
         pass
 
+    def stop(self) -> None:
+        """End the live display (a caller with a summary of its own, e.g. `sweep`, prints it next)."""
+
     def close(self, summary: dict[str, Any]) -> None:
+        self.stop()
         print(summary_text(summary), file=sys.stdout, flush=True)
 
 
@@ -101,10 +105,10 @@ class PlainProgress(QuietProgress):
     def note(self, text: str) -> None:
         self._print(f"  {text}")
 
-    def close(self, summary: dict[str, Any]) -> None:
+    def stop(self) -> None:
         if self.snap is not None:
             self._print(status_line(self.snap))
-        super().close(summary)
+            self.snap = None
 
 
 #: Findings listed in the live panel (the rest are counted).
@@ -172,10 +176,13 @@ class RichProgress(QuietProgress):
     def note(self, text: str) -> None:
         self.console.print(f"  {text}", highlight=False, markup=False)
 
-    def close(self, summary: dict[str, Any]) -> None:
+    def stop(self) -> None:
         if self.live is not None:
             self.live.stop()
             self.live = None
+
+    def close(self, summary: dict[str, Any]) -> None:
+        self.stop()
         from rich.console import Console
 
         print_summary_rich(Console(), summary)

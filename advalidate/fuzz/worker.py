@@ -289,14 +289,7 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
 
 def worker_main(conn: Any, cfg: WorkerConfig) -> None:
     """Entry point of a worker process (a top-level function, so it works under `spawn`)."""
-    # The parent alone decides when to stop: Ctrl-C and a SIGTERM sent to the whole process group
-    # reach it too, and it stops the campaign cleanly and ends its workers itself. (The pool starts
-    # workers with both signals blocked, so none is lost or acted on before these lines.)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    _exit_with_parent()
+    detach_from_signals()
     from ..lang.deep import run_deep
 
     for p in reversed(cfg.sys_path):
@@ -340,6 +333,18 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
                                     "traceback": traceback.format_exc(limit=8)})  # fmt: skip
         if not _send(conn, reply):
             return
+
+
+def detach_from_signals() -> None:
+    """The first lines of a pool worker. The parent alone decides when to stop: Ctrl-C and a
+    SIGTERM sent to the whole process group reach it too, and it stops the campaign cleanly and
+    ends its workers itself. (The pool starts workers with both signals blocked, so none is lost
+    or acted on before these lines.) The worker also ends when the parent is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    _exit_with_parent()
 
 
 def _exit_with_parent() -> None:

@@ -44,6 +44,11 @@ def op_database() -> list[Any]:
     return [o for o in op_db if o.supports_autograd and torch.float64 in o.supported_dtypes("cpu")]
 
 
+def op_names() -> list[str]:
+    """The names of the eligible ops, as records name them."""
+    return [op_key(o) for o in op_database()]
+
+
 def op_key(o: Any) -> str:
     """The op's name in records: `name` or `name.variant` (e.g. scatter_reduce.prod)."""
     return f"{o.name}.{o.variant_test_name}" if o.variant_test_name else o.name
@@ -279,7 +284,7 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0, samples: int | N
     wanted = set(ops) if ops is not None else None
     for o in op_database():
         key = op_key(o)
-        if wanted is not None and key not in wanted and o.name not in wanted:
+        if wanted is not None and not wanted & {key, o.name, key.rsplit(".", 1)[-1] if "." in o.name else key}:
             continue
         modes, known = claimed_modes(o), known_failures(o)
         torch.manual_seed(seed)

@@ -1,0 +1,217 @@
+"""`advalidate sweep LIBRARY`: the campaign loop and its directory.
+
+Ops are dealt to worker processes one at a time (each op has a deadline, so one slow op cannot
+stall the sweep; the records it finished are kept); every checked record is appended to
+`results.jsonl` at once, so `--resume` continues an interrupted sweep with the ops not done.
+At the end the directory gets `summary.json`, `report.html` and one finding directory per
+(op, mode, kind) under `findings/` (new) or `known/` (the library's own xfail / skip names that
+mode of that op), each with `finding.json` and a `repro.py` in the library's own API.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advalidate.sweep.records import MODES
+from advalidate.sweep.worker import SweepConfig
+
+RESULTS = "results.jsonl"
+OPTIONS = "sweep.json"
+#: Verdict statuses counted in the progress display as fuzz counts them.
+COUNTED = ("pass", "fail", "inconclusive", "not_applicable")
+
+
+class SweepUsageError(ValueError):
+    """Bad options or directory (exit status 2)."""
+
+
+@dataclass
+class SweepOptions:
+    library: str
+    out: str
+    ops: list[str] = field(default_factory=list)  # names or globs
+    modules: list[str] = field(default_factory=list)  # name prefixes: linalg, nn.functional, special, lax …
+    seconds: float | None = None
+    workers: int = 2
+    resume: bool = False
+    seed: int = 0
+    samples: int = 2
+    directions: int = 1
+    op_timeout: float = 120.0
+    modes: tuple[str, ...] = MODES
+
+
+def select_ops(names: list[str], ops: list[str], modules: list[str]) -> list[str]:
+    """The op names matching any of `ops` (exact or glob) and any of `modules` (prefixes)."""
+    out = []
+    for name in names:
+        if ops and not any(name == p or fnmatch.fnmatchcase(name, p) or name.split(".")[0] == p for p in ops):
+            continue
+        if modules and not any(name.startswith(m.rstrip(".") + ".") for m in modules):
+            continue
+        out.append(name)
+    return out
+
+
+def all_op_names(library: str) -> list[str]:
+    import importlib
+
+    from advalidate.sweep import LIBRARIES, records
+
+    module = importlib.import_module(LIBRARIES[library])
+    if hasattr(module, "op_names"):
+        return list(module.op_names())
+    return list(dict.fromkeys(r.op for r in records(library)))
+
+
+def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str]]:
+    rows, done = [], set()
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by an interruption
+            if "op_done" in row:
+                done.add(row["op_done"])
+            else:
+                rows.append(row)
+    return rows, done
+
+
+class _Live:
+    """Counts for the progress display, in the shape the fuzz progress display reads."""
+
+    def __init__(self, opts: SweepOptions, n_ops: int) -> None:
+        self.opts, self.n_ops = opts, n_ops
+        self.start = time.monotonic()
+        self.records = 0
+        self.ops_done = 0
+        self.counts: Counter[str] = Counter()
+        self.findings: dict[tuple[str, str, str], int] = {}
+        self.incidents = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.records += 1
+        for r in row["results"]:
+            status = r["status"]
+            self.counts[
+                status if status in COUNTED else ("fail" if status.startswith("silent") else "inconclusive")
+            ] += 1
+            kind = {"fail": "wrong", "silent_zero": "silent-zero", "silent_wrong": "silent-wrong"}.get(status)
+            if kind and not r["known"]:
+                key = (r["op"], r["mode"], kind)
+                self.findings[key] = self.findings.get(key, 0) + 1
+
+    def snap(self, finishing: bool = False) -> dict[str, Any]:
+        elapsed = time.monotonic() - self.start
+        seconds = self.opts.seconds or max(elapsed, 1.0) * max(1.0, self.n_ops / max(self.ops_done, 1))
+        found = [
+            {"name": f"{op} {mode}", "signature": kind, "occurrences": n}
+            for (op, mode, kind), n in self.findings.items()
+        ]
+        return {
+            "counts": dict(self.counts),
+            "elapsed": elapsed,
+            "seconds": seconds,
+            "remaining": max(0.0, seconds - elapsed),
+            "finishing": finishing,
+            "programs": self.records,
+            "rate": self.records / max(elapsed, 1e-9),
+            "workers": self.opts.workers,
+            "findings": len(self.findings),
+            "found": found,
+            "incidents": self.incidents,
+            "shrinking": 0,
+            "candidates": 0,
+        }
+
+
+def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
+    """Run (or resume) the sweep into `opts.out`; the summary (also written to summary.json)."""
+    from advalidate.fuzz.pool import Pool
+    from advalidate.sweep.worker import sweep_worker_main
+
+    out = Path(opts.out)
+    options_path = out / OPTIONS
+    if opts.resume:
+        if not options_path.exists():
+            raise SweepUsageError(f"{out}: no sweep to resume here ({OPTIONS} is missing)")
+        saved = json.loads(options_path.read_text())
+        for key in ("library", "seed", "samples", "directions"):
+            if saved.get(key) != getattr(opts, key):
+                raise SweepUsageError(
+                    f"{out}: --resume with {key}={getattr(opts, key)!r}, "
+                    f"but the sweep there ran with {saved.get(key)!r}"
+                )
+    elif out.exists() and any(out.iterdir()):
+        raise SweepUsageError(f"{out} exists and is not empty (use --resume to continue a sweep, or another --out)")
+    out.mkdir(parents=True, exist_ok=True)
+    options_path.write_text(json.dumps(asdict(opts), indent=2, default=list) + "\n")
+    names = select_ops(all_op_names(opts.library), opts.ops, opts.modules)
+    if not names:
+        raise SweepUsageError(f"no {opts.library} op matches --op {opts.ops} --module {opts.modules}")
+    rows, done = _read_results(out / RESULTS)
+    todo = [n for n in names if n not in done]
+    live = _Live(opts, len(todo))
+    for row in rows:
+        live.add(row)
+    progress.start(
+        [
+            f"advalidate sweep {opts.library}: {len(names)} ops ({len(done & set(names))} done before), "
+            f"{opts.samples} sample(s) each with perturbed variants, modes {', '.join(opts.modes)}, "
+            f"{opts.workers} worker(s), seed {opts.seed}, into {out}"
+        ]
+    )
+    incidents: list[dict[str, Any]] = []
+    cfg = SweepConfig(opts.library, opts.seed, opts.samples, opts.directions, tuple(opts.modes))
+    pool = Pool(opts.workers, cfg, target=sweep_worker_main)
+    stopped = "all ops checked"
+    deadline = time.monotonic() + opts.seconds if opts.seconds else float("inf")
+    queue = list(todo)
+    try:
+        with (out / RESULTS).open("a") as sink:
+            while queue or pool.busy():
+                if time.monotonic() > deadline and queue:
+                    stopped = f"--seconds {opts.seconds:g} reached ({len(queue)} ops not started)"
+                    queue.clear()
+                for w in pool.idle():
+                    if queue:
+                        pool.submit(w, ("op", queue.pop(0)), opts.op_timeout)
+                for ev in pool.poll(0.5):
+                    if ev.kind == "partial":
+                        sink.write(json.dumps(ev.payload) + "\n")
+                        sink.flush()
+                        rows.append(ev.payload)
+                        live.add(ev.payload)
+                    elif ev.kind == "done":
+                        sink.write(json.dumps({"op_done": ev.payload["op"], "records": ev.payload["records"]}) + "\n")
+                        sink.flush()
+                        live.ops_done += 1
+                    elif ev.kind == "fatal":
+                        raise SweepUsageError(f"the sweep's workers cannot start: {ev.payload}")
+                    elif ev.kind in ("task-error", "timeout", "crash") and ev.task is not None:
+                        op = ev.task[1]
+                        why = ev.payload["error"] if ev.kind == "task-error" else f"{ev.kind} after {ev.seconds:.0f} s"
+                        incidents.append({"op": op, "kind": ev.kind, "detail": why})
+                        sink.write(json.dumps({"op_done": op, "records": None, "incident": why}) + "\n")
+                        sink.flush()
+                        live.incidents += 1
+                        live.ops_done += 1
+                        progress.note(f"incident: {op}: {why}")
+                progress.update(live.snap())
+    except KeyboardInterrupt:
+        stopped = "interrupted (resume with --resume)"
+    finally:
+        pool.close()
+    progress.update(live.snap(finishing=True))
+    progress.stop()
+    from advalidate.sweep.results import write_results
+
+    return write_results(out, opts, rows, incidents, names, stopped, time.monotonic() - live.start)
