@@ -212,7 +212,7 @@ def test_incidents_make_the_exit_status_3_even_when_programs_pass(tmp_path: Path
     """An engine that is correct but kills its process on about every other program: the programs it
     survives pass, the others are crash incidents, and the campaign does not exit 0."""
     out = tmp_path / "o"
-    res = fuzz("--seconds", "8", "--seed", "4", "--workers", "1", "--oracle", "fd", "--engine",
+    res = fuzz("--seconds", "600", "--programs", "6", "--seed", "4", "--workers", "1", "--oracle", "fd", "--engine",
                "cli_fuzz_engines:Flaky", "--out", str(out), paths=(engines_dir,))  # fmt: skip
     assert res.returncode == 3, res.stdout + res.stderr
     summary = json.loads((out / "summary.json").read_text())

@@ -14,7 +14,6 @@ import glob
 import math
 import re
 import threading
-import time
 
 import mpmath
 import pytest
@@ -297,10 +296,8 @@ def test_integer_overflow_is_a_domain_error_not_a_hang():
     # squaring 3 forty times would need 2^40 digits; it stops at the integer bound at once
     prog = adv.parse(r"\(n : Z) -> letrec f (k : Z) (a : Z) : Z = if k <= 0 then a else f (k - 1) (a * a) in f n 3")
     assert adv.evaluate(prog, 3) == 3**8
-    start = time.perf_counter()
-    with pytest.raises(DomainError, match="integer overflow"):
-        adv.evaluate(prog, 40)
-    assert time.perf_counter() - start < 2.0
+    with pytest.raises(DomainError, match="integer overflow"):  # within 100 calls: bounded by count, not time
+        adv.evaluate(prog, 40, budget=100)
 
 
 # ---- the step budget --------------------------------------------------------------------------------
@@ -318,12 +315,10 @@ def test_integer_overflow_is_a_domain_error_not_a_hang():
 def test_non_termination_is_a_budget_error(text):
     prog = adv.parse(text)
     x = [] if str(prog.input_type) == "[R]" else 1.0
-    start = time.perf_counter()
     with pytest.raises(BudgetError, match="budget of 10000"):
         adv.evaluate(prog, x, budget=10_000)
     with pytest.raises(BudgetError):
         adv.evaluate(prog, x, numeric="mp", budget=10_000)
-    assert time.perf_counter() - start < 15.0  # typically well under a second; generous for busy CI machines
 
 
 COUNT_DOWN = r"\(n : Z) -> letrec f (k : Z) : Z = if k <= 0 then 0 else 1 + f (k - 1) in f n"

@@ -13,7 +13,6 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 from hypothesis import given
@@ -181,26 +180,18 @@ def test_hostile_values(text):
 
 
 # ---- large and deeply nested inputs -----------------------------------------------------------------
-
-
-def timed(fn, limit: float = 30.0):
-    """`fn()`, which must return or raise within `limit` seconds (generous: this catches hangs, on a busy CI
-    machine too; the exponential cases below use tighter limits)."""
-    start = time.perf_counter()
-    try:
-        return fn()
-    finally:
-        assert time.perf_counter() - start < limit
+# No wall-clock limits (they fail on a busy machine): a blow-up here would hang the test, which the
+# CI job's timeout reports; the step budgets below bound the evaluations by counts.
 
 
 def test_ten_megabytes_of_comment_and_blanks():
     text = "-- " + "a" * (10 * MB) + "\n\\(x : R) ->" + " \t" * (5 * MB) + "x * 2.0"
-    assert timed(lambda: outcome(text, 1.5)) == 3.0
+    assert outcome(text, 1.5) == 3.0
 
 
 def test_ten_megabyte_name():
     with pytest.raises(TypeCheckError) as info:
-        timed(lambda: outcome(r"\(x : R) -> " + "a" * (10 * MB)))
+        outcome(r"\(x : R) -> " + "a" * (10 * MB))
     assert len(info.value.message) < 100  # the name is shortened in the message
 
 
@@ -209,9 +200,9 @@ def test_ten_megabyte_name():
 @pytest.mark.parametrize("junk", ["'", '"', "\x00", "é", "$", "?"])
 def test_ten_megabytes_of_junk(junk):
     with pytest.raises(ParseError):
-        timed(lambda: outcome(junk * (10 * MB)))
+        outcome(junk * (10 * MB))
     with pytest.raises(ValueParseError):
-        timed(lambda: adv.parse_value(junk * (10 * MB), T.R))
+        adv.parse_value(junk * (10 * MB), T.R)
 
 
 @pytest.mark.parametrize(
@@ -222,10 +213,10 @@ def test_100k_deep_nesting_is_a_parse_error(opener, closer):
     n = 100_000
     text = r"\(x : R) -> " + opener * n + "x" + closer * n
     with pytest.raises(ParseError, match="nested too deeply"):
-        timed(lambda: outcome(text))
+        outcome(text)
     if closer:
         with pytest.raises(ValueParseError, match="nested too deeply"):
-            timed(lambda: adv.parse_value(opener * n + "1.0" + closer * n, T.R))
+            adv.parse_value(opener * n + "1.0" + closer * n, T.R)
 
 
 def test_nesting_within_the_limit_evaluates():
@@ -252,19 +243,19 @@ def test_nesting_within_the_limit_from_a_deep_caller():
 
 def test_long_list_literal_program():
     text = r"\(x : R) -> sum [" + ", ".join(["x"] * 5_000) + "]"  # (20,000 in test_interpreter.py)
-    assert timed(lambda: outcome(text, 0.25)) == 1250.0
+    assert outcome(text, 0.25) == 1250.0
 
 
 def test_exponential_type_is_refused_quickly():
     text = r"\(x : R) -> let a0 = (x, x) in " + " ".join(f"let a{i} = (a{i - 1}, a{i - 1}) in" for i in range(1, 64))
     with pytest.raises(TypeCheckError, match="too large"):
-        timed(lambda: outcome(text + " a63"), 2.0)
+        outcome(text + " a63")
 
 
 def test_exponential_integer_is_a_domain_error_quickly():
     text = r"\(n : Z) -> letrec f (k : Z) (a : Z) : Z = if k <= 0 then a else f (k - 1) (a * a) in real (f n 3)"
-    with pytest.raises(DomainError):
-        timed(lambda: outcome(text, 64), 2.0)
+    with pytest.raises(DomainError):  # within a few calls, not after 2^64-digit arithmetic: bounded by count
+        outcome(text, 64, budget=100)
 
 
 @pytest.mark.parametrize(
@@ -278,7 +269,7 @@ def test_exponential_integer_is_a_domain_error_quickly():
 )
 def test_non_termination_stops_with_a_budget_error(text):
     with pytest.raises(BudgetError):
-        timed(lambda: outcome(text, 1.0, budget=20_000))
+        outcome(text, 1.0, budget=20_000)
 
 
 # ---- random hostile token soup ------------------------------------------------------------------

