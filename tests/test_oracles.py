@@ -37,7 +37,7 @@ def test_fig1_every_builtin_engine_passes_every_applicable_oracle() -> None:
     res = check(FIG1, (12.0, 13.0))
     assert res.ok
     assert res.engines == adv.engine_names()
-    assert res.oracles == list(DEFAULT_ORACLES) == [o for o in oracle_names() if o != "consistency"]
+    assert res.oracles == list(DEFAULT_ORACLES) == oracle_names()
     array_only = {"dualarrays", "bot", "compiled"}  # seed 004's array stages: not applicable to fig1
     for v in res.verdicts:
         if v.oracle in GRADIENT_ORACLES:

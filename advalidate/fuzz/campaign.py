@@ -60,6 +60,7 @@ from .findings import (
     failure_class,
     finding_key,
     finding_name,
+    library_call,
     mismatch,
     reason_class,
     remove_dir,
@@ -647,7 +648,7 @@ class Campaign:
         else:
             self.number += 1
             f.number = self.number
-            old, f.name = f.name, finding_name(f.number, f.engine, culprit_name(f.culprit))
+            old, f.name = f.name, finding_name(f.number, f.engine, f.key[1])
             rename_dir(self.out, old, f.name)
             self._write_finding(f)
             self._note(
@@ -668,6 +669,8 @@ class Campaign:
             self.stop_reason = "exitfirst"
 
     def _culprit_of(self, f: Finding) -> set[str]:
+        if library_call(f.kind) is not None:  # the call and mode are the culprit: any program may meet them
+            return set()
         try:
             from ..lang.program import parse
 
@@ -864,6 +867,8 @@ class Campaign:
         eng = self.engine_objects.get(f.engine)
         if not callable(getattr(eng, "repro", None)):
             return None
+        if library_call(f.kind) is not None:  # the library against itself: the consistency oracle's reproducer
+            return self._own_repro(eng, f)
         memo = self.__dict__.setdefault("_repro_memo", {})
         key = (f.engine, f.program, f.input, f.seed)
         if key not in memo:
@@ -876,6 +881,21 @@ class Campaign:
                 x = parse_value(f.input, prog.input_type)
                 ctx = Context(prog, x, f.seed)
                 memo[key] = None if ctx.dy is None else eng.repro(prog, x, ctx.dy)
+            except Exception as exc:  # noqa: BLE001 - a reproducer is a convenience; the finding stands
+                memo[key] = f"# advalidate could not write a reproducer: {type(exc).__name__}: {exc}\n"
+        return memo[key]
+
+    def _own_repro(self, eng: Any, f: Finding) -> str | None:
+        memo = self.__dict__.setdefault("_repro_memo", {})
+        key = (f.engine, f.program, f.input, f.seed, f.kind)
+        if key not in memo:
+            try:
+                from ..lang.program import parse
+                from ..lang.values import parse_value
+                from ..oracles.consistency import reproducer
+
+                prog = parse(f.program)
+                memo[key] = reproducer(eng, prog, parse_value(f.input, prog.input_type), f.seed, f.kind)
             except Exception as exc:  # noqa: BLE001 - a reproducer is a convenience; the finding stands
                 memo[key] = f"# advalidate could not write a reproducer: {type(exc).__name__}: {exc}\n"
         return memo[key]

@@ -211,7 +211,30 @@ BOT_VALUE = "wrong value of the bulk-operation transform"
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.IGNORECASE)
 
 
+def library_call(kind: str) -> str | None:
+    """The library call and mode a finding's kind names (`"wrong gradient in lowering ⟦a[i](...)⟧"`),
+    or None (`oracles.consistency.lowering_tag`)."""
+    from ..oracles.consistency import tagged_call
+
+    return tagged_call(kind)
+
+
 def failure_class(verdict: dict[str, Any]) -> str:
+    """The kind of mismatch (`mismatch_class`), with the library call and mode it happened in when
+    the verdict names one (the consistency oracle's lowerings): `wrong gradient in ⟦a[i](default)⟧`.
+    The call is part of the kind, so the shrinker keeps it and findings group by it (`finding_key`)."""
+    from ..oracles.consistency import lowering_tag
+
+    kind = mismatch_class(verdict)
+    call = library_call(str(verdict.get("detail") or ""))
+    if call is None:
+        return kind
+    if kind == f"{verdict.get('oracle')} fails":
+        kind = "wrong gradient at a kink" if "at a kink" in str(verdict.get("detail")) else WRONG_GRADIENT
+    return f"{kind} in {lowering_tag(call)}"
+
+
+def mismatch_class(verdict: dict[str, Any]) -> str:
     """The kind of mismatch a failing verdict reports, named, e.g. "wrong gradient", "wrong value",
     "nan gradient", "crash (KeyError)", "complexity: backprop called more than once".
 
@@ -366,8 +389,15 @@ def finding_key(engine: str, culprit: Iterable[str], kind: str) -> tuple[str, st
     wrong value, wrong gradient, nan, crash, a complexity bound) is the coarse one every oracle
     agrees on, so the same bug seen at another point (where its error has another sign) or by
     another oracle lands in the same finding. The original program's constructs are never part of
-    the key: they say what the generator happened to produce, not what is wrong.
+    the key: they say what the generator happened to produce, not what is wrong. A library's
+    finding, whose kind names the call and mode it happened in (the consistency oracle localises
+    it), is keyed by that call instead: (engine — the library under its transformation, `jax` or
+    `jax-jit` —, call and mode, kind), so two programs meeting the same clamped gather are one
+    finding with two occurrences.
     """
+    call = library_call(kind)
+    if call is not None:  # a library's bug is its call and mode (under the engine's transformation)
+        return (engine, call, kind)
     return (engine, culprit_name(culprit), kind)
 
 

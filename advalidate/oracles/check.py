@@ -4,8 +4,8 @@
 
 `engines`: names (built-in, adapter, or `module:attr`) or engine objects (docs/plugins.md:
 plug-in engines); default every built-in engine. `oracles`: names from `ORACLES` or oracle objects
-(anything with `name` and `judge(ctx, run)`); default `DEFAULT_ORACLES`, all
-but `consistency` (for outside libraries). `x=None`
+(anything with `name` and `judge(ctx, run)`); default `DEFAULT_ORACLES`, all of them
+(`consistency` is not applicable to engines without a lowering table). `x=None`
 takes an input derived from the seed (`default_input`). `numeric`: None runs each engine in mp
 when it supports it and in float otherwise; "float" runs every engine in float; "mp" requires mp.
 The reverse pass is seeded with a signed random cotangent drawn from the seed (never all-ones),
@@ -49,7 +49,7 @@ ORACLES: dict[str, Callable[[], Any]] = {
     "bot": BotOracle,
     "consistency": ConsistencyOracle,  # the library against itself under its own semantics (issue #15)
 }
-DEFAULT_ORACLES = tuple(o for o in ORACLES if o != "consistency")
+DEFAULT_ORACLES = tuple(ORACLES)
 INPUT_ATTEMPTS = 10
 
 

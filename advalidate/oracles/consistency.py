@@ -1,43 +1,116 @@
-"""Oracle `consistency`: a library's gradient against its own forward mode and its own primal (issue #15).
+"""Oracle `consistency`: a library judged by its own semantics, through every call of its lowering table.
 
-The other oracles hold a tensor adapter to the language's semantics. This one runs the program under
-the library's *own* semantics where they differ from the language's (`engine.own_semantics()`, an
-engine variant) and asks whether the library is consistent with itself:
+Issues #15 and #22. The other oracles hold a tensor adapter to the language's semantics, so they judge only the calls
+and modes that agree with the language. This one runs the program through the adapter's lowering
+table (`engine.lowered(seed)`, `advalidate.impl.adapters.lowering`): each gather, scatter and
+reduction is one library call drawn from the table per occurrence (seeded by the check's seed), in
+any of its modes — clamping, wrapping, dropping, last-writer-wins, products, maxima splitting ties
+or giving them to one element — and asks whether the library agrees with *itself*:
 
-- reverse against forward: ⟨dy, J v⟩ from the library's own forward mode (`jvp`) against
-  ⟨Jᵀ dy, v⟩ from its reverse mode (the dot-product test);
-- reverse against its own primal: ⟨Jᵀ dy, v⟩ against central differences of ⟨dy, f(x + h v)⟩ with
-  the library's primal (two steps, h and h/2; when they disagree with each other the primal is not
-  smooth there — a branch flips — and the verdict is inconclusive).
+- reverse against forward: ⟨Jᵀ dy, v⟩ from the library's reverse mode against ⟨dy, J v⟩ from its
+  own forward mode (`jvp`), where it has one;
+- reverse against its own primal: against central differences of ⟨dy, f(x + h v)⟩ computed with the
+  library's own primal (steps h and h/2, which must agree);
+- at a kink (the one-sided differences along v disagree, or a tie was met: exact ties come from
+  integer-valued inputs), the selection-gradient verdict (`oracles.kinks`): the gradient must be
+  that of one active smooth piece ("piece") or, where every tied call used documents splitting the
+  cotangent (jnp.max, torch.amax, scatter maxima), lie in their convex hull ("hull").
 
-A library whose gradient disagrees with its own primal or its own forward mode is wrong by its own
-rules, whatever semantics it chose. Library semantics exercised:
+A call whose semantics differ from the language's is therefore never a false alarm of the
+language's oracles (they judge the engine's own language-faithful run only), and a call that
+disagrees with itself is a finding. Behaviour the library documents as undefined (`.at[].set` or
+`index_put_(accumulate=False)` with repeated targets) is recorded in the verdict and the faithful
+call used there instead. On a failure the oracle localises it: it judges again with each lowering
+the run used alone (the faithful one everywhere else) and names the first that fails by itself;
+the detail starts with `lowering ⟦call(mode)⟧`, which findings group by.
 
-- `jax`, `jax-jit`: JAX's default out-of-range rules: gathers (`a[idx]`) clamp indices into range
-  (negative indices wrap once), scatters (`.at[idx].add`) drop out-of-range targets (negative ones
-  wrap).
-- `torch`, `torch-index`: scatter by `index_put_(..., accumulate=False)`: with repeated targets one
-  of the values wins (PyTorch documents the result as undefined), while its backward passes the
-  cotangent to every duplicate.
-- `autograd`: none beyond the language's (not applicable).
-
-Engines without `own_semantics` are not applicable. Not among the default oracles (it runs the
-library three more times).
+Inputs: one array program in `TIE_SHARE` (drawn from the seed) is judged at its input with every
+real rounded to an integer (exact ties, ±0.0) when the program runs there; duplicates, out-of-range
+indices on both sides and empty extents come from the programs' own index arithmetic.
+Engines without a lowering table, and programs without arrays, are not applicable.
 """
 
 from __future__ import annotations
 
 import math
+import random
+import re
 from typing import Any
 
+import numpy as np
+
 from ..lang.errors import EvalError
-from ..lang.values import flatten
+from ..lang.values import flatten, unflatten
+from . import kinks
 from .base import Oracle
 from .context import Context, EngineRun
-from .verdict import Verdict
+from .verdict import FAIL, Verdict
 
 AGREE_REL = 1e-6
 STEP = 1e-5
+KINK_REL = 1e-3  # one-sided differences further apart than this (relative): a kink along v
+TIE_SHARE = 0.25
+KINK_DIRS = 4
+KINK_MAX_INPUTS = 8  # the pieces at a kink are searched along 2n coordinate directions and more
+NOT_IMPLEMENTED = ("not implemented", "does not support", "not supported", "unsupported")
+
+
+LOWERING_TAG = re.compile(r"lowering ⟦([^⟧]+)⟧")
+
+
+def lowering_tag(name: str) -> str:
+    """How a verdict's detail (and a finding's kind) names the library call and mode at fault."""
+    return f"lowering ⟦{name}⟧"
+
+
+def tagged_call(text: str) -> str | None:
+    """The call a detail or kind names (`lowering_tag`), or None."""
+    m = LOWERING_TAG.search(text or "")
+    return m.group(1) if m else None
+
+
+def tie_rule(plan: Any) -> str:
+    """ "piece" when every maximum-like call the run used gives a tie to one element, else "hull"."""
+    maxish = [low for low in plan.used if low.construct in ("max", "min", "scatter-max")]
+    return "piece" if all(low.ties == "piece" for low in maxish) else "hull"
+
+
+def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | None:
+    """A finding's standalone `repro.py` in the library's own API: the lowered engine of the check's
+    seed (the call the kind names alone, when it names one), at the input the oracle judged, with
+    the check's cotangent; the script holds the library to itself (`repro.repro_script`)."""
+    ctx = Context(prog, x, seed)
+    if ctx.dy is None or getattr(engine, "lowered", None) is None:
+        return None
+    call = tagged_call(kind)
+    names = {low.name for rows in (engine.lowering_table() or {}).values() for low in rows}
+    eng = engine.lowered(seed, only=call if call in names else None)
+    if eng is None:
+        return None
+    for _, xi in judged_inputs(ctx):
+        try:
+            eng.vjp(prog, xi)
+        except (EvalError, RecursionError, ArithmeticError):
+            continue
+        except Exception:  # noqa: BLE001 - a crash: the script shows it
+            pass
+        return eng.repro(prog, xi, ctx.dy, own={"kind": kind, "rule": tie_rule(eng.plan)})
+    return None
+
+
+def tie_input(x: Any) -> Any:
+    """`x` with every real rounded to an integer (exact ties between elements, -0.0 for small negatives)."""
+    return unflatten(x, [float(np.round(float(r))) for r in flatten(x)])
+
+
+def judged_inputs(ctx: Context) -> list[tuple[str, Any]]:
+    """The inputs the oracle tries, in order: the tie input for one program in TIE_SHARE, then x."""
+    out = []
+    if random.Random(f"advalidate-adapter-input:{ctx.seed}").random() < TIE_SHARE:
+        xt = tie_input(ctx.x)
+        if flatten(xt) != flatten(ctx.x):
+            out.append(("integer-valued input (exact ties)", xt))
+    return out + [("the check's input", ctx.x)]
 
 
 def _dot(a: list, b: list) -> float:
@@ -45,9 +118,12 @@ def _dot(a: list, b: list) -> float:
 
 
 def _axpy(x: Any, v: Any, h: float) -> Any:
-    from ..lang.values import unflatten
-
     return unflatten(x, [float(a) + h * float(b) for a, b in zip(flatten(x), flatten(v), strict=True)])
+
+
+def _unimplemented(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, NotImplementedError) or any(w in text for w in NOT_IMPLEMENTED)
 
 
 class ConsistencyOracle(Oracle):
@@ -56,53 +132,124 @@ class ConsistencyOracle(Oracle):
     name = "consistency"
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:
-        own = getattr(run.engine, "own_semantics", None)
-        if own is None:
-            return self.inconclusive(run, "not applicable: the engine has no semantics of its own to check")
-        eng = own()
-        if eng is None:
-            return self.inconclusive(run, "not applicable: the library's semantics are the language's")
-        dy, v = ctx.dy, ctx.v
+        make = getattr(run.engine, "lowered", None)
+        if make is None or make(ctx.seed) is None:
+            return self.inconclusive(run, "not applicable: the engine has no lowering table")
+        if "arrays" not in ctx.features:
+            return self.inconclusive(run, "not applicable: the program has no array construct to lower")
+        v, eng = self.judge_plan(ctx, run, make(ctx.seed))
+        if v.status != FAIL:
+            return v
+        used = [low for low in eng.plan.used if low is not eng.plan.table[low.construct][0]]
+        for low in used:
+            alone, _ = self.judge_plan(ctx, run, make(ctx.seed, only=low.name))
+            if alone.status == FAIL:
+                alone.detail = f"{lowering_tag(low.name)}: {alone.detail}"
+                return alone
+        names = " + ".join(low.name for low in eng.plan.used) or "the faithful calls"
+        v.detail = f"{lowering_tag(names)}: {v.detail}"
+        return v
+
+    def judge_plan(self, ctx: Context, run: EngineRun, eng: Any) -> tuple[Verdict, Any]:
+        """The verdict of one lowered engine at the first input it runs at."""
+        verdict = self.inconclusive(run, "no input to judge at")
+        for what, x in judged_inputs(ctx):
+            verdict = self._judge_at(ctx, run, eng, x, what)
+            if verdict is not None:
+                return verdict, eng
+            verdict = self.inconclusive(run, f"the lowered program does not run at {what}")
+        return verdict, eng
+
+    def _judge_at(self, ctx: Context, run: EngineRun, eng: Any, x: Any, what: str) -> Verdict | None:
+        plan = eng.plan
+        label = run.label
         try:
-            y, back = eng.vjp(ctx.prog, ctx.x)
-            g = flatten(back(dy))
-        except (EvalError, NotImplementedError) as exc:
-            return self.inconclusive(run, f"the library's own semantics did not run: {type(exc).__name__}: {exc}")
-        rev = _dot(g, flatten(v))
-        scale = max(1.0, math.fsum(abs(float(a) * float(b)) for a, b in zip(g, flatten(v), strict=True)))
-        checks = []
-        if hasattr(eng, "jvp"):
-            _, t = eng.jvp(ctx.prog, ctx.x, v)
-            fwd = _dot(flatten(dy), flatten(t))
-            if abs(fwd - rev) > AGREE_REL * max(scale, abs(fwd)):
-                return self.fail(
-                    run,
-                    f"under {eng.semantics}: reverse ⟨Jᵀ dy, v⟩ = {rev!r} but the library's own forward mode "
-                    f"gives ⟨dy, J v⟩ = {fwd!r}",
-                    expected=fwd,
-                    actual=rev,
-                )
-            checks.append("forward")
+            y, back = eng.vjp(ctx.prog, x)
+            if len(flatten(y)) != len(flatten(ctx.dy)):
+                return None
+            g = [float(a) for a in flatten(back(ctx.dy))]
+        except (EvalError, RecursionError, ArithmeticError):
+            return None
+        except Exception as exc:  # noqa: BLE001 - the library crashing on a call it documents: a finding
+            if _unimplemented(exc):
+                return self.inconclusive(run, f"the library declines: {type(exc).__name__}: {exc}")
+            return self.fail(run, f"engine {label} crashed: {type(exc).__name__}: {exc} (at {what})")
+        where = f"at {what}" + (f"; {'; '.join(plan.undefined)}" if plan.undefined else "")
+        dy, v = flatten(ctx.dy), flatten(ctx.v)
+        rev = _dot(g, v)
+        scale = max(1.0, math.fsum(abs(a * float(b)) for a, b in zip(g, v, strict=True)))
 
         def loss(h: float) -> float:
-            yh, _ = eng.vjp(ctx.prog, _axpy(ctx.x, v, h))
-            return _dot(flatten(dy), flatten(yh))
+            return _dot(dy, eng.value_flat(ctx.prog, _axpy(x, ctx.v, h)))
 
         try:
-            fd1 = (loss(STEP) - loss(-STEP)) / (2 * STEP)
-            fd2 = (loss(STEP / 2) - loss(-STEP / 2)) / STEP
-        except (EvalError, NotImplementedError) as exc:
-            return self.inconclusive(run, f"the library's primal did not run near x: {exc}")
+            l0 = _dot(dy, flatten(y))
+            lp, lm, lp2, lm2 = loss(STEP), loss(-STEP), loss(STEP / 2), loss(-STEP / 2)
+        except (EvalError, RecursionError, ArithmeticError, ValueError):
+            return self.inconclusive(run, f"the library's primal does not run near the input ({where})")
+        fd1, fd2 = (lp - lm) / (2 * STEP), (lp2 - lm2) / STEP
+        right, left = (lp - l0) / STEP, (l0 - lm) / STEP
+        if not all(map(math.isfinite, (fd1, fd2, right, left))):
+            return self.inconclusive(run, f"the library's primal is not finite near the input ({where})")
+        if plan.ties or abs(right - left) > KINK_REL * max(scale, abs(fd1)):
+            return self._kink(ctx, run, eng, x, g, where)
         tol = 1e-5 * max(scale, abs(fd1))
+        checks = []
+        if hasattr(eng, "jvp"):
+            try:
+                _, t = eng.jvp(ctx.prog, x, ctx.v)
+                fwd = _dot(dy, flatten(t))
+            except (EvalError, RecursionError, ArithmeticError):
+                fwd = None
+            except Exception as exc:  # noqa: BLE001
+                if not _unimplemented(exc):
+                    return self.fail(run, f"the library's jvp crashed: {type(exc).__name__}: {exc} ({where})")
+                fwd = None
+            if fwd is not None:
+                if not math.isclose(fwd, rev, rel_tol=0, abs_tol=AGREE_REL * max(scale, abs(fwd))):
+                    return self.fail(
+                        run,
+                        f"reverse ⟨Jᵀ dy, v⟩ = {rev!r} but the library's own forward mode gives ⟨dy, J v⟩ = "
+                        f"{fwd!r} ({where})",
+                        expected=fwd,
+                        actual=rev,
+                    )
+                checks.append("its forward mode")
         if abs(fd1 - fd2) > tol:
-            return self.inconclusive(run, "the library's primal is not smooth along v here (differences disagree)")
+            return self.inconclusive(run, f"the library's primal is not smooth along v here ({where})")
         if abs(fd1 - rev) > 10 * tol:
             return self.fail(
                 run,
-                f"under {eng.semantics}: reverse ⟨Jᵀ dy, v⟩ = {rev!r} but central differences of the library's "
-                f"own primal give {fd1!r}",
+                f"reverse ⟨Jᵀ dy, v⟩ = {rev!r} but central differences of the library's own primal give "
+                f"{fd1!r} ({where})",
                 expected=fd1,
                 actual=rev,
             )
-        checks.append("own primal")
-        return self.passed(run, f"under {eng.semantics}: reverse mode agrees with " + " and ".join(checks))
+        checks.append("differences of its own primal")
+        used = ", ".join(low.name for low in plan.used)
+        return self.passed(run, f"through {used}: reverse mode agrees with {' and '.join(checks)} ({where})")
+
+    def _kink(self, ctx: Context, run: EngineRun, eng: Any, x: Any, g: list[float], where: str) -> Verdict:
+        """The selection-gradient verdict at a kink, by the tie rule of the calls used."""
+        rule = tie_rule(eng.plan)
+        if len(g) > KINK_MAX_INPUTS:
+            return self.inconclusive(
+                run, f"a kink with {len(g)} input reals: more than {KINK_MAX_INPUTS} to search its pieces ({where})"
+            )
+
+        def grad_near(p: Any) -> list[float] | None:
+            try:
+                _, back = eng.vjp(ctx.prog, unflatten(x, [float(a) for a in p]))
+                return [float(a) for a in flatten(back(ctx.dy))]
+            except (EvalError, RecursionError, ArithmeticError):
+                return None
+
+        pieces = kinks.active_pieces(grad_near, flatten(x), seed=ctx.seed, n_dirs=KINK_DIRS)
+        verdict = kinks.selection_verdict(g, pieces, rule=rule)
+        ties = f"ties in {', '.join(eng.plan.ties)}" if eng.plan.ties else "a kink along v"
+        text = f"at a kink ({ties}; rule {rule!r}): {verdict.message} ({where})"
+        if verdict.status == kinks.FAIL:
+            return self.fail(run, text, actual=unflatten(x, g))
+        if verdict.status == kinks.PASS:
+            return self.passed(run, text)
+        return self.inconclusive(run, text)

@@ -201,20 +201,6 @@ class JaxModeArrays(XpArrays):
         return self.xp.where(mask, out, self.xp.zeros(full))
 
 
-class JaxOwnNamespace(JaxNamespace):
-    """JAX's default out-of-range rules (for the `consistency` oracle): gathers `a[idx]` clamp,
-    scatters `.at[idx].add` / `.max` drop out-of-range targets; negative indices wrap once."""
-
-    def take_fill(self, a: Any, idxs: tuple) -> Any:
-        return a[idxs]
-
-    def scatter_add_drop(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
-        return jnp.zeros(tuple(shape), dtype=F64).at[idxs].add(values)
-
-    def scatter_max_drop(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
-        return jnp.full(tuple(shape), -jnp.inf, dtype=F64).at[idxs].max(values)
-
-
 class JaxEngine(ForwardMode, TensorEngine):
     name = "jax"
     library = "jax"
@@ -253,29 +239,27 @@ class JaxEngine(ForwardMode, TensorEngine):
 
     jit = False
 
-    def own_semantics(self) -> Any:
-        """This engine under JAX's default indexing rules (clamped gathers, wrapped negative indices)."""
-        base = type(self)
+    def lowering_table(self) -> Any:
+        from .jax_lowerings import LOWERINGS
 
-        class Own(base):  # type: ignore[misc, valid-type]
-            semantics = "JAX's default indexing (gathers clamp, negative indices wrap, scatters drop)"
+        return LOWERINGS
 
-            def namespace(self) -> Any:
-                return JaxOwnNamespace(self.branches)
+    def lowering_namespace(self) -> Any:
+        from .jax_lowerings import JaxLoweringNamespace
 
-        Own.name = f"{self.name}-own"
-        return Own()
+        return JaxLoweringNamespace(self.branches)
 
     def repro_info(self) -> dict[str, Any]:
-        from .repro import JAX_DRIVER
+        from .repro import JAX_DRIVER, JAX_FORWARD
 
         return {
             "lift": lambda t: f"jnp.asarray({t}, dtype=jnp.float64)",
             "lib": "jnp",
             "atan": "jnp.arctan",
-            "imports": "import jax\nimport jax.numpy as jnp\nimport numpy as np\n\n"
+            "imports": "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
             'jax.config.update("jax_enable_x64", True)\nF64 = jnp.float64',
             "driver": JAX_DRIVER.format(f="jax.jit(f)" if self.jit else "f"),
+            "forward": JAX_FORWARD,
             "what": "jax.vjp" + (" of the whole function under jax.jit" if self.jit else ", eager"),
             "needs": f"jax {jax.__version__}",
             "nested": [nested_vjp, nested_grad, nested_jvp],

@@ -133,8 +133,8 @@ class TraceNamespace:
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._inner, name)
-        if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS:
-            return fn
+        if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS and not name.startswith("lw_"):
+            return lambda *args: fn(*unwrap(args))  # not a library call of the program (`values`)
 
         def call(*args: Any) -> Any:
             out = fn(*unwrap(args))
@@ -230,16 +230,32 @@ def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[s
     return trace.lines, outs, leaves
 
 
-def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, note: str = "") -> str:
-    """The text of `repro.py` for `engine` on `prog` at `x` with output cotangent `dy`."""
+def repro_script(
+    engine: Any, prog: Program, x: Any, dy: Any, expected: Any, note: str = "", own: dict[str, Any] | None = None
+) -> str:
+    """The text of `repro.py` for `engine` on `prog` at `x` with output cotangent `dy`.
+
+    Without `own` the script holds the library to the language (the reference's gradient and value,
+    embedded). With `own` (a lowered engine's finding: `kind`, the tie `rule` at a kink) it holds
+    the library to itself: its reverse mode against its own forward mode and central differences of
+    its own primal, or at a kink against the one-sided gradients around the point (`DRIVER_OWN`)."""
     r = engine.repro_info()
     lines, outs, leaves = trace_program(engine, prog, x)
     n = len(leaves)
     args = ", ".join(f"x{k}" for k in range(n))
     xs = [np.asarray(v, dtype=float).tolist() for v in leaves]
     dys = [np.asarray(v, dtype=float).tolist() for v in real_leaves(dy)]
-    exp = [np.asarray(v, dtype=float).tolist() for v in real_leaves(expected)]
-    value = [np.asarray(v, dtype=float).tolist() for v in real_leaves(evaluate(prog, x, "float"))]
+    if own is None:
+        exp = [np.asarray(v, dtype=float).tolist() for v in real_leaves(expected)]
+        value = [np.asarray(v, dtype=float).tolist() for v in real_leaves(evaluate(prog, x, "float"))]
+        data = (
+            f"EXPECTED = {exp!r}  # advalidate's reference gradient ({reference_name(prog)})\n"
+            f"EXPECTED_VALUE = {value!r}  # f(X) by advalidate's reference interpreter\n\n"
+        )
+        driver = r["driver"] + DRIVER_COMMON
+    else:
+        data = f"KIND = {own['kind']!r}\nRULE = {own.get('rule')!r}  # the tie rule of the calls, at a kink\n\n"
+        driver = r["driver"] + r["forward"] + DRIVER_DIFFERENCES + DRIVER_OWN
     source = prog.source.strip() if getattr(prog, "source", None) else ""
     header = (
         f"# Standalone reproducer written by advalidate for engine {engine.name!r} ({r['what']}).\n"
@@ -262,10 +278,9 @@ def repro_script(engine: Any, prog: Program, x: Any, dy: Any, expected: Any, not
         + namespace_source(engine.namespace())
         + f"\n\nns = {type(engine.namespace()).__name__}.__new__({type(engine.namespace()).__name__})\n\n\n"
         + f"def f({args}):\n{body}\n    return [{', '.join(outs)}]\n\n\n"
-        + f"X = {xs!r}\nDY = {dys!r}\nEXPECTED = {exp!r}  # advalidate's reference gradient ({reference_name(prog)})\n"
-        + f"EXPECTED_VALUE = {value!r}  # f(X) by advalidate's reference interpreter\n\n"
-        + r["driver"]
-        + DRIVER_COMMON
+        + f"X = {xs!r}\nDY = {dys!r}\n"
+        + data
+        + driver
     )
 
 
@@ -307,7 +322,7 @@ def expected_gradient(prog: Program, x: Any, dy: Any) -> Any:
     return unflatten(x, [float(ops.jvp(loss(k), r, ops.const(1.0), R, R)) for k, r in enumerate(reals)])
 
 
-DRIVER_COMMON = '''
+DRIVER_DIFFERENCES = '''
 
 def loss_np(xs):
     """<f(x), dy> with the library's own primal, as a float."""
@@ -315,13 +330,13 @@ def loss_np(xs):
     return sum(float(np.sum(np.asarray(y, dtype=np.float64) * np.asarray(d, dtype=np.float64))) for y, d in zip(ys, DY))
 
 
-def central_differences(xs):
+def central_differences(xs, step=1e-6):
     out = []
     for k, v in enumerate(xs):
         a = np.array(v, dtype=np.float64)
         g = np.zeros_like(a)
         for i in np.ndindex(a.shape):
-            h = 1e-6 * max(1.0, abs(float(a[i])))
+            h = step * max(1.0, abs(float(a[i])))
             up, down = a.copy(), a.copy()
             up[i] += h
             down[i] -= h
@@ -331,9 +346,15 @@ def central_differences(xs):
             g[i] = (loss_np(hi) - loss_np(lo)) / (2 * h)
         out.append(g)
     return out
+'''
 
+DRIVER_COMMON = (
+    DRIVER_DIFFERENCES
+    + """
 
 if __name__ == "__main__":
+    import sys
+
     np.set_printoptions(precision=12, suppress=False)
     lib = library_gradient(X, DY)
     fd = central_differences(X)
@@ -350,7 +371,161 @@ if __name__ == "__main__":
     print("expected value (advalidate reference):", EXPECTED_VALUE)
     same_value = all(np.allclose(a, b, rtol=1e-6, atol=1e-8) for a, b in zip(value, EXPECTED_VALUE))
     print("library value matches the expected one:", same_value)
+    sys.exit(0 if same and same_value else 1)
+"""
+)
+
+DRIVER_OWN = '''
+
+def flat(gs):
+    return np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in gs]) if gs else np.zeros(0)
+
+
+def close(a, b, rtol, atol):
+    return bool(np.all(np.abs(flat(a) - flat(b)) <= atol + rtol * np.abs(flat(b))))
+
+
+def pieces_around(xs, dy, t=1e-7, rounds=3):
+    """The gradients of the smooth pieces around X: the library's reverse mode just beside the point,
+    along tilted coordinate directions and random ones, extrapolated to t = 0 from t and 2t."""
+    rng = np.random.default_rng(0)
+    x = flat(xs)
+    n = len(x)
+    dirs = [s * np.eye(n)[k] + 0.1 * rng.standard_normal(n) for k in range(n) for s in (1.0, -1.0)]
+    dirs += [rng.standard_normal(n) for _ in range(8 * rounds)]
+    scale = np.maximum(np.abs(x), 1e-3 * max(1.0, float(np.abs(x).max(initial=0.0))))
+
+    def at(p):
+        it = iter(p.tolist())
+        shaped = [np.array([next(it) for _ in range(np.size(v))], dtype=np.float64).reshape(np.shape(v)) for v in xs]
+        return flat(library_gradient(shaped, dy))
+
+    found = []
+    for d in dirs:
+        g1, g2 = at(x + t * scale * d), at(x + 2 * t * scale * d)
+        g = 2 * g1 - g2
+        if not any(np.allclose(g, p, rtol=1e-5, atol=1e-7) for p in found):
+            found.append(g)
+    return found
+
+
+def in_hull(g, pieces):
+    """Whether g is a convex combination of the pieces (least squares with the weights summing to 1)."""
+    P = np.array(pieces).T
+    A = np.vstack([P, np.ones((1, P.shape[1])) * 1e3])
+    w, *_ = np.linalg.lstsq(A, np.concatenate([g, [1e3]]), rcond=None)
+    return bool(np.all(w >= -1e-6) and np.allclose(P @ w, g, rtol=1e-5, atol=1e-7)), w
+
+
+if __name__ == "__main__":
+    import sys
+
+    np.set_printoptions(precision=12, suppress=False)
+    print("finding:", KIND)
+    try:
+        rev = [np.asarray(g, dtype=np.float64) for g in library_gradient(X, DY)]
+    except Exception as exc:  # the library's reverse mode crashes
+        print(LIBRARY, "reverse mode raises", type(exc).__name__, exc)
+        sys.exit(1)
+    print(LIBRARY, "reverse-mode gradient:        ", [g.tolist() for g in rev])
+    bad = False
+    if "at a kink" in KIND:
+        pieces = pieces_around(X, DY)
+        print("gradients of the pieces around x:", [p.tolist() for p in pieces])
+        g = flat(rev)
+        if RULE == "piece":
+            ok = any(np.allclose(g, p, rtol=1e-5, atol=1e-7) for p in pieces)
+            print("reverse gradient is one piece's gradient:", ok)
+        else:
+            ok, w = in_hull(g, pieces)
+            print("reverse gradient is in the convex hull of the pieces:", ok, "weights", w.tolist())
+        bad = not ok
+    else:
+        try:
+            fwd = forward_gradient(X, DY)
+            print(LIBRARY, "forward-mode gradient:        ", [np.asarray(g).tolist() for g in fwd])
+            agree = close(rev, fwd, 1e-6, 1e-8)
+            print("reverse agrees with forward mode:", agree)
+            bad = bad or not agree
+        except Exception as exc:
+            print(LIBRARY, "forward mode raises", type(exc).__name__, exc)
+            bad = bad or "jvp" in KIND
+        fd, fd2 = central_differences(X, 1e-6), central_differences(X, 5e-7)
+        print("central differences of f:      ", [g.tolist() for g in fd])
+        if close(fd, fd2, 1e-4, 1e-6):
+            agree = close(rev, fd, 1e-4, 1e-6)
+            print("reverse agrees with differences of its own primal:", agree)
+            bad = bad or not agree
+        else:
+            print("f is not smooth at x along the coordinates (differences with two steps disagree)")
+    sys.exit(1 if bad else 0)
 '''
+
+JAX_FORWARD = """
+
+
+def forward_gradient(xs, dy):
+    \"\"\"<dy, J e_k> for every input real, by jax.jvp (the library's own forward mode).\"\"\"
+    args = [jnp.asarray(np.array(v, dtype=np.float64)) for v in xs]
+    out = []
+    for k, a in enumerate(args):
+        g = np.zeros(a.shape)
+        for i in np.ndindex(a.shape):
+            tangents = [jnp.zeros_like(b) for b in args]
+            tangents[k] = tangents[k].at[i].set(1.0)
+            _, ts = jax.jvp(F, tuple(args), tuple(tangents))
+            g[i] = sum(float(np.sum(np.asarray(t) * np.array(d))) for t, d in zip(ts, dy))
+        out.append(g)
+    return out
+"""
+
+TORCH_FORWARD = """
+
+
+def forward_gradient(xs, dy):
+    \"\"\"<dy, J e_k> for every input real, by torch.autograd.forward_ad dual tensors.\"\"\"
+    import torch.autograd.forward_ad as fwAD
+
+    args = [torch.tensor(np.array(v, dtype=np.float64)) for v in xs]
+    out = []
+    for k, a in enumerate(args):
+        g = np.zeros(tuple(a.shape))
+        for i in np.ndindex(g.shape):
+            with fwAD.dual_level():
+                duals = []
+                for j, b in enumerate(args):
+                    t = torch.zeros_like(b)
+                    if j == k:
+                        t[i] = 1.0
+                    duals.append(fwAD.make_dual(b, t))
+                total = 0.0
+                for y, d in zip(f(*duals), dy):
+                    tangent = fwAD.unpack_dual(y).tangent if isinstance(y, torch.Tensor) else None
+                    if tangent is not None:
+                        total += float(np.sum(tangent.detach().numpy() * np.array(d)))
+            g[i] = total
+        out.append(g)
+    return out
+"""
+
+TORCH_FUNC_FORWARD = """
+
+
+def forward_gradient(xs, dy):
+    \"\"\"<dy, J e_k> for every input real, by torch.func.jvp.\"\"\"
+    args = [torch.tensor(np.array(v, dtype=np.float64)) for v in xs]
+    out = []
+    for k, a in enumerate(args):
+        g = np.zeros(tuple(a.shape))
+        for i in np.ndindex(g.shape):
+            tangents = [torch.zeros_like(b) for b in args]
+            tangents[k][i] = 1.0
+            _, ts = torch.func.jvp(lambda *a: [torch.as_tensor(y, dtype=torch.float64) for y in f(*a)],
+                                   tuple(args), tuple(tangents))
+            g[i] = sum(float(np.sum(t.detach().numpy(force=True) * np.array(d))) for t, d in zip(ts, dy))
+        out.append(g)
+    return out
+"""
 
 JAX_DRIVER = """
 LIBRARY = "jax"

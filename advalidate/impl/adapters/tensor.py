@@ -38,6 +38,7 @@ from ...lang.xp import XpArrays
 from ..engine import Back, value_size
 from .common import AdapterEngine
 from .leaves import as_value, real_leaves, replace_leaves, to_python_rt
+from .lowering import LoweredArrays, Plan, Table
 
 # ---- recorded branches (for tracing compilers) --------------------------------------------------
 
@@ -169,6 +170,14 @@ class TensorEngine(AdapterEngine):
         fn = self._leaves_fn(prog, x, holder)
         return holder, fn, [self.to_lib(leaf) for leaf in real_leaves(x)]
 
+    def value_flat(self, prog: Program, x: Any) -> list[float]:
+        """The reals of the program's value by the library's primal alone (no derivative traced),
+        through the same calls (the own primal the consistency oracle differences)."""
+        holder: dict[str, Any] = {}
+        fn = TensorEngine._leaves_fn(self, prog, x, holder)
+        ys = run_deep(fn, [self.to_lib(leaf) for leaf in real_leaves(x)])
+        return [float(v) for t in ys for v in np.ravel(self.to_np(t))]
+
     def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
         holder, fn, xs = self._start(prog, x, numeric)
         ys, back_leaves = run_deep(self.vjp_leaves, fn, xs)
@@ -183,17 +192,62 @@ class TensorEngine(AdapterEngine):
 
         return y, Back(back, stats)
 
+    # ---- lowerings: every library call for each construct (advalidate.impl.adapters.lowering) ----
+    plan: Plan | None = None  # set on the engines `lowered` makes
+
+    def lowering_table(self) -> Table | None:
+        """The library's lowering table (None: the adapter has none)."""
+        return None
+
+    def lowering_namespace(self) -> Any:
+        """The namespace with the table's methods (`lw_*`)."""
+        raise NotImplementedError
+
+    def lowered(self, seed: int, only: str | None = None) -> TensorEngine | None:
+        """This engine with each construct computed by a call of the library's table, drawn per
+        occurrence from `seed` (`only`: that lowering alone, the faithful one elsewhere); None
+        when the adapter has no table. Its `plan` records what a run used, met and declined."""
+        table = self.lowering_table()
+        if table is None:
+            return None
+        base, plan = type(self), Plan(table, seed, only)
+
+        class Lowered(base):  # type: ignore[misc, valid-type]
+            def namespace(self) -> Any:
+                return base.lowering_namespace(self)
+
+            def runtime(self, ops: Any, xp: Any) -> XpArrays:
+                plan.start()
+                return LoweredArrays(ops, xp, plan)
+
+            def program(self, prog: Program) -> Callable[[Any], Any]:
+                f = base.program(self, prog)
+
+                def run(x: Any) -> Any:
+                    plan.start()
+                    return f(x)
+
+                return run
+
+        Lowered.__name__ = f"Lowered{base.__name__}"
+        eng = Lowered()
+        eng.plan = plan
+        return eng
+
     # ---- standalone reproducers (advalidate.impl.adapters.repro) ----
     def repro_info(self) -> dict[str, Any]:
         """What `repro.py` needs: imports, the library's names, the driver code, the helpers of the
         derivative operators (`nested`: functions whose source is copied) (see repro.py)."""
         raise NotImplementedError
 
-    def repro(self, prog: Program, x: Any, dy: Any) -> str:
-        """The text of a standalone `repro.py` (library code only) for this engine at `x`, `dy`."""
+    def repro(self, prog: Program, x: Any, dy: Any, own: dict[str, Any] | None = None) -> str:
+        """The text of a standalone `repro.py` (library code only) for this engine at `x`, `dy`:
+        against the language's gradient, or with `own` (`kind`, tie `rule`) against the library
+        itself (a lowered engine's finding; see `repro.repro_script`)."""
         from .repro import expected_gradient, repro_script
 
-        return run_deep(repro_script, self, prog, x, dy, run_deep(expected_gradient, prog, x, dy))
+        expected = None if own is not None else run_deep(expected_gradient, prog, x, dy)
+        return run_deep(repro_script, self, prog, x, dy, expected, own=own)
 
 
 class ForwardMode:

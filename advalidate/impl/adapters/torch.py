@@ -222,15 +222,6 @@ class TorchIndexNamespace(TorchNamespace):
         return out.index_put_(_index(idxs), _t(values), accumulate=True)
 
 
-class TorchOwnNamespace(TorchNamespace):
-    """Scatter by `index_put_(..., accumulate=False)` (for the `consistency` oracle): with repeated
-    targets one value wins (PyTorch: undefined which)."""
-
-    def scatter_add(self, shape: Sequence[int], idxs: tuple, values: Any) -> Any:
-        out = torch.zeros(tuple(shape), dtype=DTYPE)
-        return out.index_put_(_index(idxs), _t(values), accumulate=False)
-
-
 class TorchEngine(ForwardMode, TensorEngine):
     name = "torch"
     library = "torch"
@@ -272,22 +263,20 @@ class TorchEngine(ForwardMode, TensorEngine):
                 ts.append(torch.zeros_like(primal) if tangent is None else tangent.detach().clone())
         return ys, ts
 
-    def own_semantics(self) -> Any:
-        """This engine with scatter by `index_put_` without accumulation (PyTorch's own overwrite)."""
+    def lowering_table(self) -> Any:
+        from .torch_lowerings import LOWERINGS
 
-        class Own(TorchEngine):
-            name = f"{self.name}-own"
-            semantics = "PyTorch index_put_(accumulate=False) for scatter"
+        return LOWERINGS
 
-            def namespace(self) -> Any:
-                return TorchOwnNamespace()
+    def lowering_namespace(self) -> Any:
+        from .torch_lowerings import TorchLoweringNamespace
 
-        return Own()
+        return TorchLoweringNamespace()
 
     def repro_info(self) -> dict[str, Any]:
         import inspect
 
-        from .repro import TORCH_DRIVER
+        from .repro import TORCH_DRIVER, TORCH_FORWARD
         from .tensor import ravel_targets
 
         helpers = "\n\n".join(inspect.getsource(fn) for fn in (_t, _index, ravel_targets))
@@ -297,6 +286,7 @@ class TorchEngine(ForwardMode, TensorEngine):
             "atan": "torch.atan",
             "imports": "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
             "driver": TORCH_DRIVER,
+            "forward": TORCH_FORWARD,
             "what": f"torch.autograd.grad, {self.semantics}",
             "needs": f"torch {torch.__version__}",
             "nested": [_grads, _fresh, nested_vjp, nested_jvp],

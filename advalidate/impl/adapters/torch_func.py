@@ -26,7 +26,7 @@ import torch
 import torch.func
 
 from .common import LibraryOps
-from .torch import DTYPE, TorchEngine, TorchNamespace, TorchOps, TorchOwnNamespace, _t
+from .torch import DTYPE, TorchEngine, TorchNamespace, TorchOps, _t
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
@@ -79,10 +79,6 @@ class TorchFuncNamespace(TorchNamespace):
         return np.array(x.tolist() if isinstance(x, torch.Tensor) else x, dtype=bool)
 
 
-class TorchFuncOwnNamespace(TorchFuncNamespace, TorchOwnNamespace):
-    """`TorchOwnNamespace`'s scatter (one of the repeated values wins) with `tolist()` branch masks."""
-
-
 class TorchFuncEngine(TorchEngine):
     name = "torch-func"
     semantics = "language: explicit masking; torch.func transforms"
@@ -121,25 +117,18 @@ class TorchFuncEngine(TorchEngine):
         ys, tys = torch.func.jvp(self._padded(fn), (list(leaves),), (ts,))
         return [y.detach() for y in ys[:-1]], [t.detach() for t in tys[:-1]]
 
-    def own_semantics(self) -> Any:
-        """This engine with scatter by `index_put_` without accumulation (PyTorch's own overwrite),
-        still under torch.func (the in-place write is on a tensor made inside the transform)."""
+    def lowering_namespace(self) -> Any:
+        from .torch_lowerings import TorchFuncLoweringNamespace
 
-        class Own(TorchFuncEngine):
-            name = f"{self.name}-own"
-            semantics = "PyTorch index_put_(accumulate=False) for scatter; torch.func transforms"
-
-            def namespace(self) -> Any:
-                return TorchFuncOwnNamespace()
-
-        return Own()
+        return TorchFuncLoweringNamespace()
 
     def repro_info(self) -> dict[str, Any]:
-        from .repro import TORCH_FUNC_DRIVER
+        from .repro import TORCH_FUNC_DRIVER, TORCH_FUNC_FORWARD
 
         return {
             **super().repro_info(),
             "driver": TORCH_FUNC_DRIVER,
+            "forward": TORCH_FUNC_FORWARD,
             "what": f"torch.func.vjp, {self.semantics}",
             "nested": [nested_vjp, nested_grad, nested_jvp],
         }
