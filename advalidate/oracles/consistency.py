@@ -51,6 +51,7 @@ STEP = 1e-5
 KINK_REL = 1e-3  # one-sided differences further apart than this (relative): a kink along v
 TIE_SHARE = 0.25
 KINK_DIRS = 4
+LOCALISE = 3  # calls judged alone to localise a failure
 KINK_MAX_INPUTS = 8  # the pieces at a kink are searched along 2n coordinate directions and more
 NOT_IMPLEMENTED = ("not implemented", "does not support", "not supported", "unsupported")
 
@@ -141,7 +142,9 @@ class ConsistencyOracle(Oracle):
         if v.status != FAIL:
             return v
         used = [low for low in eng.plan.used if low is not eng.plan.table[low.construct][0]]
-        for low in used:
+        # the calls with semantics of their own first (the likeliest culprits), at most LOCALISE of them
+        used.sort(key=lambda low: (low.faithful, low.oob != "own"))
+        for low in used[:LOCALISE]:
             alone, _ = self.judge_plan(ctx, run, make(ctx.seed, only=low.name))
             if alone.status == FAIL:
                 alone.detail = f"{lowering_tag(low.name)}: {alone.detail}"

@@ -111,7 +111,7 @@ class JaxLoweringNamespace(JaxNamespace):
         return jnp.zeros(shape, dtype=F64).at[idxs].add(ones, **mode) > 0
 
     def lw_at_mul(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        out = jnp.ones(shape, dtype=F64).at[idxs].mul(v)
+        out = jnp.ones(shape, dtype=F64).at[idxs].mul(v, unique_indices=True)
         return jnp.where(self._touched(shape, idxs), out, 0.0)
 
     def lw_segment_sum(self, shape: tuple, idxs: tuple, v: Any) -> Any:
@@ -263,21 +263,22 @@ LOWERINGS: Table = check_table(
                 "lw_at_add_unique",
                 "unique_indices=True",
                 "undefined when targets repeat",
-                {"undefined": "duplicates"},
+                {"undefined": "documented as undefined"},
             ),
             (
                 ".at[i].set",
                 "lw_at_set",
                 "",
                 "last writer wins; undefined when targets repeat",
-                {"undefined": "duplicates"},
+                {"undefined": "documented as undefined"},
             ),
             (
                 ".at[i].mul",
                 "lw_at_mul",
-                "",
-                "the product of the values sent to a position (1 if none; 0 set where none arrives)",
-                {"faithful": False},
+                "unique_indices=True",
+                "each value times the 1 at its position (0 set where none arrives); JAX differentiates "
+                "scatter_mul only under the unique_indices promise",
+                {"undefined": "the unique_indices promise is broken (documented as undefined)"},
             ),
             ("jax.ops.segment_sum", "lw_segment_sum", "", "segment sums of the values (ids raveled)", {}),
         ),  # fmt: skip

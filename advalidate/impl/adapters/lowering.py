@@ -64,7 +64,7 @@ class Lowering:
     faithful: bool = True  # the language's construct exactly, on every input the runtime hands it
     oob: str = "mask"  # which indices reach the call (module docstring)
     ties: str = "hull"  # the documented tie rule: "hull" (split among tied) or "piece" (one takes it)
-    undefined: str = ""  # "duplicates": the library documents repeated targets as undefined
+    undefined: str = ""  # why repeated targets are out of the call's domain ("documented as undefined")
     single: bool = False  # only for one index dimension (a gather over the first axis)
     transformation: str = ""  # a transformation of the library around the call (issue #26)
 
@@ -101,6 +101,7 @@ class Plan:
     table: Table
     seed: int
     only: str | None = None  # keep this lowering's name, the first lowering elsewhere
+    pin: str | None = None  # this lowering at every occurrence of its construct (where it applies)
     used: list[Lowering] = field(default_factory=list)
     ties: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
@@ -117,6 +118,9 @@ class Plan:
         k = self.counts.get(construct, 0)
         self.counts[construct] = k + 1
         rows = [low for low in self.table[construct] if single or not low.single]
+        pinned = [low for low in rows if low.name == self.pin]
+        if pinned:
+            return pinned[0]
         palette = random.Random(f"advalidate-palette:{self.seed}:{construct}:{single}").sample(
             rows, min(PALETTE, len(rows))
         )
@@ -200,8 +204,8 @@ class LoweredArrays(XpArrays):
         values = self.xp.reshape(a, (n,) + rest)
         low = self.plan.pick(construct, m == 1)
         ts, vs = self._in_reach(low, targets, values, shape[:m])
-        if low.undefined == "duplicates" and _duplicates(ts):
-            self.plan.undefined.append(f"{low.name} with repeated targets (documented as undefined)")
+        if low.undefined and _duplicates(ts):
+            self.plan.undefined.append(f"{low.name} with repeated targets: {low.undefined}")
             low = self.plan.table[construct][0]
             ts, vs = self._in_reach(low, targets, values, shape[:m])
         self.plan.use(low)

@@ -203,14 +203,15 @@ class TensorEngine(AdapterEngine):
         """The namespace with the table's methods (`lw_*`)."""
         raise NotImplementedError
 
-    def lowered(self, seed: int, only: str | None = None) -> TensorEngine | None:
+    def lowered(self, seed: int, only: str | None = None, pin: str | None = None) -> TensorEngine | None:
         """This engine with each construct computed by a call of the library's table, drawn per
-        occurrence from `seed` (`only`: that lowering alone, the faithful one elsewhere); None
-        when the adapter has no table. Its `plan` records what a run used, met and declined."""
+        occurrence from `seed` (`only`: that lowering where drawn, the faithful one elsewhere;
+        `pin`: that lowering wherever its construct occurs); None when the adapter has no table.
+        Its `plan` records what a run used, met and declined."""
         table = self.lowering_table()
         if table is None:
             return None
-        base, plan = type(self), Plan(table, seed, only)
+        base, plan = type(self), Plan(table, seed, only, pin)
 
         class Lowered(base):  # type: ignore[misc, valid-type]
             def namespace(self) -> Any:

@@ -200,7 +200,7 @@ def _rows(construct: str, *rows: tuple) -> tuple[Lowering, ...]:
 
 NEG = {"faithful": False, "oob": "wrap-once"}
 PIECE = {"ties": "piece"}
-UNDEF = {"undefined": "duplicates"}
+UNDEF = {"undefined": "documented as undefined"}
 OWN = {"faithful": False}
 
 LOWERINGS: Table = check_table(
