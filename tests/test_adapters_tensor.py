@@ -164,8 +164,9 @@ def test_repro_of_a_planted_wrong_adapter_runs_standalone(tmp_path: Path) -> Non
     script = eng.repro(prog, x, dy)
     assert "advalidate" not in "\n".join(ln for ln in script.splitlines() if ln.startswith(("import", "from")))
     (tmp_path / "repro.py").write_text(script)
-    out = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    # a clean interpreter (-I: no PYTHONPATH, no user site) outside the repository: advalidate is not importable
+    out = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stdout + out.stderr  # the bug is there
     lines = {ln.split(":", 1)[0].strip(): ln.split(":", 1)[1] for ln in out.stdout.splitlines() if ":" in ln}
     assert lines["torch gradient"] != lines["expected (advalidate reference)"]
     assert "matches the expected one: False" in out.stdout

@@ -9,6 +9,9 @@ findings of one call group into one.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,3 +139,87 @@ def test_findings_of_one_call_group_into_one() -> None:
     assert kc == "wrong gradient at a kink in lowering ⟦jnp.sort([-1])⟧"
     assert finding_key("jax", {"gather"}, ka) == finding_key("jax", {"gather", "sin", "let"}, kb)
     assert finding_key("jax", {"gather"}, ka) != finding_key("jax-jit", {"gather"}, ka)
+
+
+# ---- reproducers of the library's own-semantics findings ------------------------------------------
+
+
+def _run_isolated(script: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """`python3 -I repro.py` outside the repository: advalidate cannot be imported."""
+    assert "advalidate" not in "\n".join(ln for ln in script.splitlines() if ln.startswith(("import", "from")))
+    (tmp_path / "repro.py").write_text(script)
+    return subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def _failing(engine: str, prog: Any, x: Any, seeds: range) -> Any:
+    for seed in seeds:
+        (v,) = check(prog, x, engines=[engine], oracles=["consistency"], seed=seed).verdicts
+        if v.status == "fail":
+            return seed, v
+    raise AssertionError("no failing seed")
+
+
+def test_own_semantics_repro_exits_1_while_the_bug_is_there_and_0_where_the_library_agrees(tmp_path: Path) -> None:
+    eng = _engine("jax")
+    from advalidate.oracles.consistency import reproducer
+
+    src, x = PROGRAMS["gather"]
+    prog = parse(src)
+    seed, v = _failing("jax", prog, x, range(40))
+    kind = failure_class(v.to_dict())
+    out = _run_isolated(reproducer(eng, prog, x, seed, kind), tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "reverse agrees with forward mode: False" in out.stdout
+    # the same call where every index is in range: the library agrees with itself
+    inside = parse(r"\(a : Array [4] R) -> gather [3] (a * a) (\[p] -> [p + 1])")
+    out = _run_isolated(reproducer(eng, inside, x, seed, kind), tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "reverse agrees with forward mode: True" in out.stdout
+
+
+torch = pytest.importorskip("torch")
+from advalidate.impl.adapters.torch import _index, _t  # noqa: E402  (the planted lowering's helpers)
+
+
+class CrashingNamespace:  # the methods of a planted lowering (its source goes into the repro)
+    def lw_boom(self, a: Any, idxs: tuple) -> Any:
+        class Boom(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, t: Any) -> Any:
+                return t.clone()
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                raise RuntimeError("planted: backward of lw_boom")
+
+        return Boom.apply(_t(a))[_index(idxs)]
+
+
+def test_crash_repro_exits_1(tmp_path: Path) -> None:
+    eng = _engine("torch")
+    from advalidate.impl.adapters.lowering import Lowering
+    from advalidate.impl.adapters.torch_lowerings import TorchLoweringNamespace
+    from advalidate.oracles.consistency import reproducer
+
+    class Namespace(TorchLoweringNamespace, CrashingNamespace):
+        pass
+
+    table = dict(eng.lowering_table())
+    table["gather"] = (table["gather"][0], Lowering("gather", "boom", "lw_boom", "", "planted crash", True))
+
+    class Planted(type(eng)):  # type: ignore[misc]
+        name = "torch-boom"
+
+        def lowering_table(self) -> Any:
+            return table
+
+        def lowering_namespace(self) -> Any:
+            return Namespace()
+
+    src, x = PROGRAMS["gather"]
+    prog = parse(src)
+    seed, v = _failing(Planted(), prog, x, range(40))
+    kind = failure_class(v.to_dict())
+    assert kind == "crash (RuntimeError) in lowering ⟦boom⟧", v.describe()
+    out = _run_isolated(reproducer(Planted(), prog, x, seed, kind), tmp_path)
+    assert out.returncode == 1 and "reverse mode raises RuntimeError planted" in out.stdout, out.stdout + out.stderr
