@@ -152,11 +152,17 @@ def test_float_engines_are_inconclusive_near_a_threshold() -> None:
         assert v.status == "inconclusive" and "non-differentiable point" in v.detail
 
 
-def test_exactly_at_a_threshold_is_inconclusive_for_every_gradient_oracle() -> None:
+def test_exactly_at_a_threshold_forward_gives_the_selection_verdict() -> None:
+    """At x = 1 the else branch (3x) is taken: its slope 3 is the tie rule's piece (the then branch's
+    2x = 2 is the other). The smooth oracles cannot judge there; `forward` asks for the rule's piece,
+    which the swapped product rule (d(3x)/dx = x = 1) is not."""
     res = check(KINK, 1.0, engines=["tape", mutant("mul-swapped")])
     for v in res.verdicts:
-        if v.oracle in GRADIENT_ORACLES:
+        if v.oracle in GRADIENT_ORACLES and v.oracle != "forward":
             assert v.status == "inconclusive", v.describe()
+    ok, bad = res.verdict("tape", "forward"), res.verdict("mutant-mul-swapped", "forward")
+    assert ok.status == "pass" and "tie rule" in ok.detail, ok.describe()
+    assert bad.status == "fail" and "kink" in bad.detail, bad.describe()
 
 
 def test_domain_error_at_the_input_is_inconclusive() -> None:

@@ -6,8 +6,9 @@ numerics) evaluates it
   non-finite intermediate: overflow or NaN),
 - within the step budget,
 - to a value whose real leaves are finite and at most `MAX_ABS` in magnitude,
-- and every real comparison on the executed path is at least `MIN_MARGIN` (relative) away from its
-  threshold, so that the branch taken does not flip under a small perturbation of the input.
+- and every real comparison on the executed path is either an exact tie (a kink, which the oracles
+  judge with the selection-gradient verdict: advalidate/oracles/at_kink.py) or at least `MIN_MARGIN`
+  (relative) away from its threshold, so that rounding cannot flip the branch taken.
 
 Only on such inputs are gradients meaningful enough for the oracles to judge.
 """
@@ -52,8 +53,8 @@ def well_behaved(
             return False, "nan: the value has a NaN"
         if not math.isfinite(f) or abs(f) > max_abs:
             return False, f"overflow: the value has a real of magnitude {abs(f):.3g} > {max_abs:g}"
-    if res.min_margin < min_margin:
-        return False, f"margin: a real comparison is {res.min_margin:.3g} (relative) from its threshold"
+    if res.min_open_margin < min_margin:
+        return False, f"margin: a real comparison is {res.min_open_margin:.3g} (relative) from its threshold"
     return True, "ok"
 
 

@@ -46,6 +46,9 @@ ARRAY_SHARE = (1, 4)
 #: operators were eliminated into, ~60× the source's operations), so a larger share would halve the
 #: campaign's throughput; the confusion mutant is still caught within the first minute.
 NESTED_SHARE = (3, 20)
+#: The percentage of real input arrays (of at least two rows) whose column extremes are tied exactly
+#: (`tie_extremes`): kinks of `maxOuter` / `minOuter` / `scatterMax` and comparisons at equality.
+TIE_ODDS = 50
 #: Features drawn from the side stream (`Chooser.side_flip`), not the main swarm draw.
 SIDE_FEATURES = ("arrays", "nested")
 
@@ -206,8 +209,8 @@ def input_bound(t: Type) -> Any:
 def draw_value(ch: Chooser, t: Type) -> Any:
     """An input value of first-order type `t`: reals in +-[0.1, 2] (3 decimals), integers in
     [0, 4], lists of 0..5 elements; arrays of reals in +-[0.1, 2] with 4 decimals and pairwise
-    distinct magnitudes (no ties in max reductions, no element on a comparison's threshold),
-    integer arrays in [0, IDX_MAX]."""
+    distinct magnitudes, except that in `TIE_ODDS` % of them the extremes of each column are tied
+    exactly (`tie_extremes`), integer arrays in [0, IDX_MAX]."""
     if isinstance(t, Array):
         return draw_array(ch, t)
     if isinstance(t, Real):
@@ -243,7 +246,28 @@ def draw_array(ch: Chooser, t: Array) -> np.ndarray:
             m = m + 1 if m < 20000 else 1001
         seen.add(m)
         vals.append(-m / 10000 if ch.flip(1, 2) else m / 10000)
-    return np.array(vals, dtype=np.float64).reshape(t.shape)
+    a = np.array(vals, dtype=np.float64).reshape(t.shape)
+    if n > 1 and t.shape[0] > 1 and ch.flip(TIE_ODDS, 100):
+        tie_extremes(ch, a)
+    return a
+
+
+def tie_extremes(ch: Chooser, a: np.ndarray) -> None:
+    """Exact ties where `maxOuter` / `minOuter` look: in every column (a position of the dimensions
+    after the first) the largest element is copied to another row, and with three rows or more the
+    smallest to a third. The reduction of the input, or of a monotone image of it, is then at a
+    kink, which the oracles judge by the selection-gradient verdict (the tie rule of docs/language.md)."""
+    k = a.shape[0]
+    rows = a.reshape(k, -1)
+    for c in range(rows.shape[1]):
+        col = rows[:, c]
+        top, low = int(np.argmax(col)), int(np.argmin(col))
+        free = [r for r in range(k) if r not in (top, low)]
+        other = free[ch.below(len(free))] if free else low
+        col[other] = col[top]
+        rest = [r for r in free if r != other]
+        if rest:
+            col[rest[ch.below(len(rest))]] = col[low]
 
 
 # ---- making the output depend on the input ----------------------------------------------------

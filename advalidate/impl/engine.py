@@ -206,6 +206,7 @@ class Stage:
     name = "abstract"
     section = ""
     supports = FEATURES
+    tie_rule = "first"  # at a tie the first of equal extremes gets the cotangent (docs/language.md)
     # Compile the translated program once per (program, numeric, dps, budget) instead of at every
     # `vjp` (`CompiledOnce`); a stage sets it when its runtime's per-run state lives only in the
     # runtime object and its budget is a plain `Budget`.

@@ -373,9 +373,7 @@ class VectorArrays(ArrayRuntime):
                 raise DomainError(f"{sp.name} {sp.why} ({first})")
             if sp.kink is not None:
                 a, b, side = sp.kink(*xs)
-                margin = self.margin(a, b)
-                if margin < self.ops.min_margin:
-                    self.ops.min_margin = margin
+                self.ops.note_margin(*self.margins(a, b), sp.name)
                 side = np.asarray(side, dtype=bool)
                 self.ops.path.append(bool(side) if side.ndim == 0 else tuple(side.ravel().tolist()))
             r = np.asarray(sp.vec(*xs), dtype=np.float64)
@@ -385,19 +383,20 @@ class VectorArrays(ArrayRuntime):
 
     def compare(self, op: str, a: Any, b: Any) -> Any:
         out = np.asarray(_REAL_CMP[op](a, b)).astype(bool)
-        margin = self.margin(a, b)
-        if margin < self.ops.min_margin:
-            self.ops.min_margin = margin
+        self.ops.note_margin(*self.margins(a, b))
         self.ops.path.append(bool(out) if out.ndim == 0 else tuple(out.ravel().tolist()))
         return bool(out) if out.ndim == 0 else out
 
-    def margin(self, a: Any, b: Any) -> float:
-        """The smallest relative distance between corresponding elements (inf when there are none)."""
+    def margins(self, a: Any, b: Any) -> tuple[float, float]:
+        """The smallest relative distance between corresponding elements, and the smallest that is
+        not 0 (inf when there are none)."""
         a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
         if a.size == 0:
-            return math.inf
+            return math.inf, math.inf
         scale = np.maximum(np.maximum(np.abs(a), np.abs(b)), 1)
-        return float(np.min(np.abs(a - b) / scale))
+        rel = np.asarray(np.abs(a - b) / scale, dtype=float)
+        open_ = rel[rel > 0]
+        return float(np.min(rel)), float(np.min(open_)) if open_.size else math.inf
 
     def _float(self, op: str, args: list) -> Any:
         xs = [np.asarray(a, dtype=np.float64) for a in args]
@@ -458,9 +457,7 @@ class VectorArrays(ArrayRuntime):
             if k > 1:
                 top = np.sort(a, axis=0)
                 first, second = (top[-1], top[-2]) if op == "maxOuter" else (top[0], top[1])
-                margin = self.margin(first, second)
-                if margin < self.ops.min_margin:
-                    self.ops.min_margin = margin
+                self.ops.note_margin(*self.margins(first, second), op)
         idx = pick(a, axis=0)
         if elem == "R":  # which element won is a branch of the program: a perturbation that flips it changes the path
             self.ops.path.append((op, *np.asarray(idx).ravel().tolist()))
@@ -488,9 +485,7 @@ class VectorArrays(ArrayRuntime):
             rows = flat[key == t]
             if len(rows) > 1:
                 top = np.sort(rows, axis=0)
-                margin = self.margin(top[-1], top[-2])
-                if margin < self.ops.min_margin:
-                    self.ops.min_margin = margin
+                self.ops.note_margin(*self.margins(top[-1], top[-2]), "scatterMax")
 
 
 _FLOAT_FNS: dict[str, Callable] = {

@@ -10,7 +10,10 @@ domains also
   non-finite results (overflow, NaN),
 - record the executed branch path (the outcome of each real comparison) and the smallest relative
   distance of any compared pair from its threshold (`min_margin`): near a threshold the program is
-  not differentiable in any useful sense, and oracles must say "inconclusive" there. A special
+  not differentiable in any useful sense, and oracles must say "inconclusive" there; and the
+  smallest such distance that is not 0 (`min_open_margin`): when every compared pair closer than
+  that is an exact tie, the point is exactly at a kink, which the selection-gradient verdict
+  judges (advalidate/oracles/kinks.py). A special
   function with a kink or a jump (`abs sign floor min max`, atan2's cut) records its argument's
   distance from it the same way, as the comparison that picks its piece would.
 
@@ -44,11 +47,25 @@ class ReferenceOps:
         self.ops = 0
         self.path: list[bool] = []
         self.min_margin = math.inf
+        self.min_open_margin = math.inf
+        self.exact_ties: set[str] = set()
 
     def reset(self) -> None:
         self.ops = 0
         self.path = []
         self.min_margin = math.inf
+        self.min_open_margin = math.inf
+        self.exact_ties = set()
+
+    def note_margin(self, closest: float, closest_open: float, where: str = "compare") -> None:
+        """Record a comparison's margins: the smallest, and the smallest that is not an exact tie;
+        `where` (a comparison, `maxOuter`, `minOuter`, `scatterMax`) is noted when it was a tie."""
+        if closest < self.min_margin:
+            self.min_margin = closest
+        if closest_open < self.min_open_margin:
+            self.min_open_margin = closest_open
+        if closest == 0:
+            self.exact_ties.add(where)
 
     def number(self, r: Any) -> Any:
         raise NotImplementedError
@@ -64,8 +81,7 @@ class ReferenceOps:
         """The side `outcome` of a comparison of a and b goes into the path, its margin into min_margin."""
         scale = max(abs(a), abs(b), 1)
         margin = float(abs(a - b) / scale)
-        if margin < self.min_margin:
-            self.min_margin = margin
+        self.note_margin(margin, margin if margin else math.inf)
         self.path.append(outcome)
         return outcome
 

@@ -133,6 +133,8 @@ class RunResult:
     primal_ops: int
     path: tuple[bool, ...]
     min_margin: float
+    min_open_margin: float = math.inf  # the smallest margin that is not an exact tie (numeric.py)
+    exact_ties: frozenset[str] = frozenset()  # where exact ties were: "compare", "maxOuter", ... (numeric.py)
 
 
 def _to_domain(numeric: str) -> Callable[[Any], Any]:
@@ -160,7 +162,7 @@ def run_reference(
             value = run_deep(go)
     else:
         value = run_deep(go)
-    return RunResult(value, ops.ops, tuple(ops.path), ops.min_margin)
+    return RunResult(value, ops.ops, tuple(ops.path), ops.min_margin, ops.min_open_margin, frozenset(ops.exact_ties))
 
 
 def evaluate(

@@ -3,7 +3,8 @@
 An oracle is any object with a `name` and `judge(ctx, run) -> Verdict` (a plug-in oracle may be
 passed to `adv.check` directly). `Oracle.verdict` wraps `judge`: it turns a missing reference, an
 engine that declined or could not run, and (for oracles that judge derivatives) a point too close
-to a branch threshold into "inconclusive", and an engine crash into "fail".
+to a branch threshold into "inconclusive" (an oracle with `judges_kinks` gives the selection verdict
+at an exact kink instead), and an engine crash into "fail".
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..lang.values import unflatten
 from . import tolerance as T
+from .at_kink import exact_kink
 from .context import Context, EngineRun
 from .verdict import FAIL, INCONCLUSIVE, PASS, Verdict
 
@@ -20,6 +22,7 @@ from .verdict import FAIL, INCONCLUSIVE, PASS, Verdict
 class Oracle:
     name = "abstract"
     smooth = True  # judges derivatives, so needs a differentiable point
+    judges_kinks = False  # at an exact kink, `judge_kink` gives the selection verdict (at_kink.py)
 
     def verdict(self, ctx: Context, run: EngineRun) -> Verdict:
         start = time.perf_counter()
@@ -40,10 +43,15 @@ class Oracle:
         if self.smooth:
             reason = ctx.margin_reason(run.numeric)
             if reason:
+                if self.judges_kinks and exact_kink(ctx, run.numeric):
+                    return self.judge_kink(ctx, run)
                 return self.inconclusive(run, reason)
         return self.judge(ctx, run)
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:
+        raise NotImplementedError
+
+    def judge_kink(self, ctx: Context, run: EngineRun) -> Verdict:
         raise NotImplementedError
 
     # -- verdict constructors -----------------------------------------------------------------

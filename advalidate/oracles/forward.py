@@ -26,6 +26,7 @@ from ..lang.nested import Dual, TaggedOps
 from ..lang.numeric import reference_ops
 from ..lang.program import Program, to_python
 from ..lang.values import flatten, unflatten
+from . import at_kink
 from . import tolerance as T
 from .base import Oracle
 from .context import Context, EngineRun
@@ -35,14 +36,19 @@ FULL_JACOBIAN_MAX = 256
 
 
 def reference_jvp(ctx: Context, dx: Any) -> list:
-    """J dx (flat, mp) from the built-in forward mode at MP_DPS digits (tagged forward mode for
+    """J dx (flat, mp) at the check's input: `jvp_at`."""
+    return jvp_at(ctx.prog, ctx.x, dx)
+
+
+def jvp_at(prog: Program, x: Any, dx: Any) -> list:
+    """J dx (flat, mp) at x from the built-in forward mode at MP_DPS digits (tagged forward mode for
     programs with derivative operators)."""
     from ..impl.seed000.forward import ForwardStage
 
-    if ctx.prog.uses_derivatives:
-        return [T.to_mp(t) for t in tagged_jvp(ctx.prog, ctx.x, dx, TaggedOps(reference_ops("mp", T.MP_DPS)))]
+    if prog.uses_derivatives:
+        return [T.to_mp(t) for t in tagged_jvp(prog, x, dx, TaggedOps(reference_ops("mp", T.MP_DPS)))]
     with mpmath.workdps(T.MP_DPS):
-        _, ty = ForwardStage().jvp(ctx.prog, ctx.x, dx, numeric="mp", dps=T.MP_DPS)
+        _, ty = ForwardStage().jvp(prog, x, dx, numeric="mp", dps=T.MP_DPS)
     return [T.to_mp(t) for t in flatten(ty)]
 
 
@@ -70,9 +76,24 @@ def _one_hot(template: Any, k: int) -> Any:
 
 
 class ForwardOracle(Oracle):
-    """Dot-product test ⟨dy, J v⟩ = ⟨Jᵀ dy, v⟩, escalating to full Jacobians on small programs."""
+    """Dot-product test ⟨dy, J v⟩ = ⟨Jᵀ dy, v⟩, escalating to full Jacobians on small programs; at an
+    exact kink, the selection verdict (at_kink.py)."""
 
     name = "forward"
+    judges_kinks = True
+
+    def judge_kink(self, ctx: Context, run: EngineRun) -> Verdict:
+        actual_g = run.grad_flat()
+        tol_g = self.gradient_tolerance(ctx, run, actual_g)
+        if isinstance(tol_g, Verdict):
+            return tol_g
+        kv = at_kink.verdict(ctx, run, tol_g)
+        detail = f"at a kink (selection-gradient verdict): {kv.message}"
+        if kv.status == "pass":
+            return self.passed(run, detail)
+        if kv.status == "fail":
+            return self.fail(run, detail, actual=run.grad)
+        return self.inconclusive(run, detail)
 
     def tangent(self, ctx: Context) -> list | str:
         if "forward" not in ctx.cache:

@@ -61,13 +61,15 @@ def active_pieces(
     seed: int = 0,
     n_dirs: int = 16,
     eps: float = 1e-7,
+    budget: int | None = None,
 ) -> Pieces:
     """One-sided gradients: grad_near(x + t·d) with t = eps, 2·eps, 4·eps along ±e_k (tilted; when
     there are at most COORDINATE_LIMIT inputs), then along random directions d until n_dirs of them
     in a row find no new piece; each step is scaled per input by the size of x. The distinct
     extrapolated results are the gradients of the pieces active at x. The search is a sample: a
     piece whose cone of directions is narrow may be missed, so `complete` is a strong hint, not a
-    proof; a caller that knows a piece (a documented tie rule's) adds it with `with_piece`."""
+    proof; a caller that knows a piece (a documented tie rule's) adds it with `with_piece`. `budget`
+    bounds the calls of grad_near (three per direction); a search it cuts short is incomplete."""
     exact = any(isinstance(v, mpmath.mpf) for v in x)
     num = _mp if exact else float
     xs = [num(v) for v in x]
@@ -88,6 +90,9 @@ def active_pieces(
     found: list[list[Any]] = []
     errors: list[float] = []
     unresolved = 0
+    rays = None if budget is None else max(1, budget // 3)
+    if rays is not None and len(coords) > rays // 2:
+        coords = coords[: rays // 2]
     for d in coords:
         est = _along(grad_near, xs, d, scale, eps, num)
         if est is None:
@@ -96,7 +101,8 @@ def active_pieces(
             _merge(found, errors, *est)
     # random directions until `window` of them in a row find no new piece (at most SEARCH_ROUNDS windows)
     tried = quiet = 0
-    while quiet < window and tried < SEARCH_ROUNDS * window:
+    limit = SEARCH_ROUNDS * window if rays is None else min(SEARCH_ROUNDS * window, rays - len(coords))
+    while quiet < window and tried < limit:
         tried += 1
         est = _along(grad_near, xs, [rng.gauss(0.0, 1.0) for _ in range(n)], scale, eps, num)
         if est is None:
@@ -206,8 +212,9 @@ def selection_verdict(
     atol: float = 1e-9,
 ) -> KinkVerdict:
     """Judge an engine's gradient `g` at a kink against the active pieces: under "piece" it must
-    equal one of them (the `expected` one, when a documented tie rule fixes it); under "hull" it must
-    lie in their convex hull. Component i agrees within rtol·|p_i| + atol plus the piece's error."""
+    equal one of them, or the `expected` one when a documented tie rule fixes it (then any other
+    answer fails, however incomplete the other pieces); under "hull" it must lie in their convex
+    hull. Component i agrees within rtol·|p_i| + atol plus the piece's error."""
     if rule not in RULES:
         raise ValueError(f"unknown kink rule {rule!r}: one of {', '.join(RULES)}")
     if expected is not None and not 0 <= expected < len(pieces.gradients):
@@ -225,7 +232,7 @@ def selection_verdict(
     errs = list(pieces.errors) or [0.0] * len(ps)
     if not all(_finite(v) for v in gv):
         bad = [i for i, v in enumerate(gv) if not _finite(v)]
-        if pieces.complete:
+        if pieces.complete or expected is not None:
             return KinkVerdict(
                 FAIL,
                 f"gradient component(s) {bad[:5]} are {gv[bad[0]]} at the kink, where every one-sided "
@@ -253,16 +260,16 @@ def _excess(g: list, p: list, rtol: float, atol: float) -> float:
 def _piece_verdict(excess: list[float], pieces: Pieces, expected: int | None) -> KinkVerdict:
     k = len(excess)
     matches = [i for i, e in enumerate(excess) if e <= 1.0]
-    if expected is not None:
+    if expected is not None:  # the tie rule determines the piece: anything else is wrong
         if expected in matches:
             return KinkVerdict(PASS, f"gradient is that of piece {expected} of {k}, the one the tie rule picks")
+        off = f"off by {excess[expected]:.3g} times the tolerance from the tie rule's piece {expected}"
         if matches:
-            return KinkVerdict(
-                FAIL,
-                f"gradient is that of piece {matches[0]} of {k}, but the tie rule picks piece {expected} "
-                f"(off by {excess[expected]:.3g} times the tolerance; {pieces.how})",
-            )
-    elif matches:
+            what = f"gradient is that of piece {matches[0]} of {k}, but the tie rule picks piece {expected} ({off})"
+        else:
+            what = f"gradient is not that of any piece found, and {off}"
+        return KinkVerdict(FAIL, f"{what} ({pieces.how})")
+    if matches:
         return KinkVerdict(PASS, f"gradient is that of piece {matches[0]} of {k} active at the kink")
     nearest = min(range(k), key=lambda i: excess[i])
     what = f"nearest piece {nearest} of {k} is off by {excess[nearest]:.3g} times the tolerance"

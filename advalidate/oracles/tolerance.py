@@ -36,7 +36,8 @@ scale vector, so cancellation in the sum never shows as a mismatch.
 Non-differentiable points: the reference interpreter records the smallest relative distance of any
 real comparison on the executed path from its threshold (`min_margin`). Below `MARGIN_MIN[domain]`
 (1e-9 for float engines, whose own rounding could take the other branch; 1e-30 in mp) gradient
-verdicts are "inconclusive".
+verdicts are "inconclusive", except at an exact kink (every such comparison an exact tie:
+`min_open_margin` above the limit), where `forward` gives the selection verdict (at_kink.py).
 """
 
 from __future__ import annotations

@@ -185,6 +185,7 @@ class AdapterEngine:
     library = ""
     # Float only ("mp" is absent); par runs sequentially.
     supports = frozenset({"lists", "sums", "recursion", "par", "higher-order"})
+    tie_rule = "hull"  # libraries share a tie among the equal maxima: judged against the hull (at_kink.py)
     # An outside library reports no cost counters and promises nothing about them.
     guarantees: frozenset[str] = frozenset()
 

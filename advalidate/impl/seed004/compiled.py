@@ -675,6 +675,7 @@ class CompiledStage:
     name = "compiled"
     section = "seed 004 §7"
     supports = frozenset({"arrays", "mp", "higher-order"})
+    tie_rule = "first"  # at a tie the first of equal extremes gets the cotangent (docs/language.md)
     guarantees: frozenset[str] = frozenset()  # no backpropagators at run time; costs are claimed per family
     # Checks and campaigns run it on array programs only: without arrays it computes what `delta` does.
     requires = frozenset({"arrays"})
