@@ -145,3 +145,31 @@ def test_inconclusive_reasons_are_counted_without_specifics() -> None:
     assert a == b == "finite differences are not accurate enough here"
     c = F.reason_class("engine tape raised EvalError: log of -1.5", "tape")
     assert c == F.reason_class("engine naive raised EvalError: log of -0.25", "naive")
+
+
+ARRAY_LABELS = {
+    r"\(a : Array [4] R) -> a ! [1]": "index",
+    r"\(a : Array [4] R) -> gather [2] a (\[i] -> [i + 1])": "gather",
+    r"\(a : Array [4] R) -> scatter [2] a (\[i] -> [div i 2])": "scatter",
+    r"\(a : Array [4] R) -> scatterMax [2] a (\[i] -> [div i 2])": "scatterMax",
+    r"\(a : Array [2, 3] R) -> sumOuter a": "sumOuter",
+    r"\(a : Array [2, 3] R) -> maxOuter a": "maxOuter",
+    r"\(a : Array [2, 3] R) -> minOuter a": "minOuter",
+    r"\(a : Array [3] R) -> replicate 2 a": "replicate",
+    r"\(a : Array [2, 3] R) -> tr [1, 0] a": "tr",
+    r"\(a : Array [2, 3] R) -> reshape [3, 2] a": "reshape",
+    r"\(a : Array [3] R) -> cond (a > replicate 3 0.5) a (a * a)": "cond",
+    r"\(a : Array [3] R) -> build1 3 (\i -> a ! [2 - i])": "build",
+}
+
+
+def test_every_array_construct_has_its_own_label() -> None:
+    """A finding's culprit names the array construct itself, so gather, scatter and scatterMax (or
+    tr, reshape, replicate and sumOuter) are never one group."""
+    for text, label in ARRAY_LABELS.items():
+        cs = F.culprit_constructs(adv.parse(text).module)
+        assert label in cs, (text, cs)
+        others = set(ARRAY_LABELS.values()) - {label, "index", "build", "replicate", "sumOuter"}
+        assert not (cs & others), (text, cs)
+    keys = {F.finding_key("e", F.culprit_constructs(adv.parse(t).module), "wrong gradient") for t in ARRAY_LABELS}
+    assert len(keys) == len(ARRAY_LABELS)

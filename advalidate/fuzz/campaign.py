@@ -72,6 +72,8 @@ from .findings import (
     versions,
     write_dir,
 )
+from .mix import campaign_mix, generate_kwargs
+from .mix import describe as describe_mix
 from .pool import Event, Pool
 from .worker import (
     OUT_OF_MEMORY,
@@ -136,6 +138,7 @@ class CampaignConfig:
     scheduler: str | None = None  # a Dask scheduler address or "local:N" (dask_pool.py); None: own processes
     programs: int | None = None  # stop once programs 0 .. programs-1 are checked (all sessions together)
     batch_size: int | None = None  # programs per Dask task; None: adaptive (dask_pool.BATCH_SECONDS)
+    features: str | None = None  # every program's generator features (`--features`); None: the engines' mix (mix.py)
 
 
 @dataclass
@@ -310,6 +313,10 @@ class Campaign:
         if cfg.oracles:
             from ..oracles import check  # noqa: F401 - fail early when the oracles are missing
         self.workers = cfg.workers or os.cpu_count() or 1
+        try:
+            self.mix = campaign_mix(self.engine_objects.values(), cfg.features)
+        except ValueError as exc:  # an unknown --features name
+            raise CampaignError(str(exc)) from None
         self.wcfg = WorkerConfig(
             campaign_seed=int(cfg.seed),
             engines=self.worker_engines,
@@ -319,6 +326,7 @@ class Campaign:
             sys_path=list(sys.path),
             cwd=os.getcwd(),
             memory_limit=cfg.memory_limit,
+            mix=self.mix,
         )
         if cfg.scheduler is not None:  # a cluster that cannot be reached leaves --out as it was
             self.pool = self._dask_pool()
@@ -762,7 +770,7 @@ class Campaign:
             return
         program, x = extra.get("program"), extra.get("input")
         if program is None:
-            program, x = _regenerate(seed, size)
+            program, x = _regenerate(seed, size, self.mix)
         files = {"incident.json": ""}
         if program is not None:
             files["program.adv"] = program
@@ -932,6 +940,7 @@ class Campaign:
                 "engines": self.engine_specs,
                 "oracles": self.cfg.oracles,
                 "max_size": self.cfg.max_size,
+                "features": self.cfg.features,
                 "timeout": self.cfg.timeout,
                 "shrink_seconds": self.cfg.shrink_seconds,
                 "sample": self.wcfg.sample,
@@ -1005,7 +1014,10 @@ class Campaign:
             raise CampaignError(f"--resume: the campaign in {self.out} uses engines {', '.join(c['engines'])}")
         if not cfg.engines:
             self._refuse_recorded_plugins([str(e) for e in c["engines"]])
+        if cfg.features is not None and cfg.features != c.get("features"):
+            raise CampaignError(f"--resume: the campaign in {self.out} has features {c.get('features')!r}")
         cfg.seed, cfg.max_size, cfg.oracles = c["seed"], c["max_size"], c["oracles"]
+        cfg.features = c.get("features")
         cfg.engines = list(c["engines"])
         cfg.sample = c.get("sample")
         self.next_index = st["next_index"]
@@ -1122,6 +1134,7 @@ class Campaign:
             "oracles": self.cfg.oracles or "default",
             "sampled_oracles": self.wcfg.sample if not self.cfg.oracles else {},
             "max_size": self.cfg.max_size,
+            "mix": dict(self.mix, description=describe_mix(self.mix)),
             "timeout": self.cfg.timeout,
             "programs": self.programs,
             "skipped_not_well_behaved": self.skipped,
@@ -1199,6 +1212,8 @@ class Campaign:
         parts += [f"--oracle {o}" for o in self.cfg.oracles or []]
         if self.cfg.max_size is not None:
             parts.append(f"--max-size {self.cfg.max_size}")
+        if self.cfg.features is not None:
+            parts.append(f"--features {shlex.quote(self.cfg.features)}")
         if self.cfg.programs is not None:
             parts.append(f"--programs {self.cfg.programs}")
         if not self.cfg.oracles and self.wcfg.sample.get("symbolic", 1) != SAMPLED_ORACLES["symbolic"]:
@@ -1260,6 +1275,7 @@ class Campaign:
             f"advalidate fuzz: seed {self.cfg.seed}, {self.cfg.seconds:g} s, {self.workers} workers{resumed}",
             f"  engines: {', '.join(self.engine_names)}",
             f"  oracles: {oracles}{sampled}",
+            f"  programs: {describe_mix(self.mix)}",
             *([f"  scheduler: {self.pool.describe()}"] if hasattr(self.pool, "describe") else []),
             f"  findings: {self.out}/"
             + (" (the previous campaign there was replaced; --resume continues one)" if self.replaced_previous else ""),
@@ -1285,13 +1301,13 @@ def _bucket(n: int) -> int:
     return b
 
 
-def _regenerate(seed: int, size: int | None) -> tuple[str | None, str | None]:
+def _regenerate(seed: int, size: int | None, mix: dict[str, Any]) -> tuple[str | None, str | None]:
     try:
         from ..generators import generate
         from ..lang.pretty import pretty_module
         from ..lang.values import show_value
 
-        case = generate(seed, size)
+        case = generate(seed, size, **generate_kwargs(mix))
         return pretty_module(case.program.module), show_value(case.input)
     except Exception:  # noqa: BLE001 - best effort, for the incident record only
         return None, None

@@ -22,6 +22,13 @@ from ..cli_args import (
 )
 
 
+def gen_features(text: str) -> str:
+    """`--features` as `advalidate gen` takes it (the generator is imported only when it is given)."""
+    from ..generators.cli import features_arg
+
+    return features_arg(text)
+
+
 def add_commands(sub: Any) -> None:
     names = known_names()
     fuzz = sub.add_parser(
@@ -104,6 +111,14 @@ def add_commands(sub: Any) -> None:
         metavar="N",
         help="stop once programs 0..N-1 of the campaign are checked and their failures shrunk (with "
         "--resume, counting the earlier sessions); --seconds still bounds the campaign",
+    )
+    fuzz.add_argument(
+        "--features",
+        type=gen_features,
+        default=None,
+        metavar="F1,F2|all",
+        help="every program's generator features, as in `advalidate gen` (default: the swarm mix, "
+        "following the engines: only array engines named, every program has arrays)",
     )
     fuzz.set_defaults(handler=cmd_fuzz)
 
@@ -197,6 +212,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         command="advalidate " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         scheduler=args.scheduler,
         programs=args.programs,
+        features=args.features,
     )
     if args.scheduler is not None and args.workers is not None:
         raise UsageError("--workers sizes this machine's own pool; with --scheduler the cluster's workers run it")

@@ -171,6 +171,10 @@ def _construct(x: A.Node) -> str:
         return x.name
     if isinstance(x, A.Deriv):
         return x.op  # grad, vjp or jvp
+    if isinstance(x, A.Gather):
+        return x.kind  # gather, scatter or scatterMax: each has AD rules of its own
+    if isinstance(x, A.ArrayPrim):
+        return x.name  # sumOuter, maxOuter, minOuter, replicate, tr, reshape, cond, div, mod
     if isinstance(x, A.BinOp):
         t = x.operand_ty
         suffix = "" if t is None else ("Z" if type(t).__name__ == "Int" else "R")
@@ -179,7 +183,7 @@ def _construct(x: A.Node) -> str:
         A.Var: "var", A.RealLit: "real-literal", A.IntLit: "int-literal", A.BoolLit: "bool-literal",
         A.UnitLit: "unit", A.PairE: "pair", A.ListLit: "list-literal", A.Cons: "cons", A.Lam: "lambda",
         A.App: "app", A.Let: "let", A.LetRec: "letrec", A.If: "if", A.Case: "case", A.Neg: "neg",
-        A.Par: "par",
+        A.Par: "par", A.ArrayLit: "array-literal", A.Build: "build", A.Index: "index",
     }  # fmt: skip
     return names.get(type(x), type(x).__name__.lower())
 

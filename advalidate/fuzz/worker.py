@@ -16,6 +16,7 @@ import hashlib
 import os
 import pickle
 import random
+import re
 import signal
 import sys
 import time
@@ -42,6 +43,7 @@ class WorkerConfig:
     cwd: str = ""
     size: int | None = None  # a fixed target size for every program (benchmarks); None: a spread
     memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (RLIMIT_AS)
+    mix: dict[str, Any] | None = None  # what the generator draws (mix.py); None: the default mix
 
 
 # ---- deterministic plan of a campaign ----------------------------------------------------------
@@ -134,14 +136,22 @@ def judge(prog: Any, x: Any, engines: list[Any], oracles: list[str] | None, seed
     return [verdict_dict(v) for v in res.verdicts]
 
 
+#: What the check says of an engine that did not take the program (oracles.context `EngineRun` status
+#: "declined": its `supports` lacks a feature, its `requires` are not met, it cannot run in mp, or it
+#: raised NotImplementedError): every verdict of that engine is then *not applicable* with this detail.
+_DECLINED = re.compile(
+    r"^not applicable: engine (.+?) (declines|does not support|is for programs using|does not run in)\b"
+)
+
+
 def declined_engines(verdicts: list[dict[str, Any]]) -> list[str]:
-    """The engines that declined the program (every verdict of theirs says so): the rest accepted it."""
-    seen: dict[str, bool] = {}
+    """The engines that did not take the program: the rest accepted it."""
+    out = set()
     for v in verdicts:
-        e, detail = v["engine"], str(v.get("detail") or "")
-        said = f"engine {e} declines" in detail or f"engine {e} does not support" in detail
-        seen[e] = seen.get(e, True) and said
-    return sorted(e for e, d in seen.items() if d)
+        m = _DECLINED.match(str(v.get("detail") or ""))
+        if m and m.group(1) == v["engine"]:
+            out.add(v["engine"])
+    return sorted(out)
 
 
 def margin(v: dict[str, Any]) -> float:
@@ -177,13 +187,14 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
     from ..lang.pretty import pretty_module
     from ..lang.values import show_value
     from .findings import module_constructs
+    from .mix import generate_kwargs
 
     t0, c0 = time.perf_counter(), time.process_time()
     pseed = program_seed(cfg.campaign_seed, index)
     size = cfg.size if cfg.size is not None else program_size(pseed, cfg.max_size)
     out: dict[str, Any] = {"index": index, "seed": pseed, "size": size}
     try:
-        case = generate(pseed, size)
+        case = generate(pseed, size, **generate_kwargs(cfg.mix))
     except Exception as exc:  # noqa: BLE001 - a generator bug is reported, not fatal
         out["error"] = f"generator failed: {type(exc).__name__}: {exc}"
         out["seconds"] = time.perf_counter() - t0

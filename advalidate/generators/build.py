@@ -86,6 +86,16 @@ def draw_features(ch: Chooser) -> frozenset[str]:
     return frozenset(fs)
 
 
+def constrain(feats: frozenset[str], require: frozenset[str], exclude: frozenset[str]) -> frozenset[str]:
+    """The drawn features with `require` added and `exclude` removed; a required one of "arrays" /
+    "nested", which do not mix in one program, displaces the other."""
+    out = (feats | require) - exclude
+    for a, b in (("arrays", "nested"), ("nested", "arrays")):
+        if a in require:
+            out -= {b}
+    return frozenset(out)
+
+
 def active_features(ch: Chooser, feats: frozenset[str]) -> frozenset[str]:
     """The features the rules use: "arrays" and "nested" do not mix in one program (the language
     does not combine them yet), so with both given, one of them is drawn per program ("nested" one
@@ -105,10 +115,19 @@ def check_features(features: Any) -> frozenset[str]:
     return fs
 
 
-def build(ch: Chooser, size: int | None = None, features: Any = None) -> Built:
-    """One program and its input, every choice made by `ch`."""
+def build(
+    ch: Chooser,
+    size: int | None = None,
+    features: Any = None,
+    require: frozenset[str] = frozenset(),
+    exclude: frozenset[str] = frozenset(),
+) -> Built:
+    """One program and its input, every choice made by `ch`; `require` / `exclude` adjust the swarm
+    mix (`features` None) as a campaign's engines need (fuzz/mix.py)."""
     target = draw_size(ch) if size is None else max(1, int(size))
     feats = draw_features(ch) if features is None else check_features(features)
+    if features is None and (require or exclude):
+        feats = constrain(feats, check_features(require), check_features(exclude))
     f = active_features(ch, feats)
     g = NestedGen(ch, f)
     first = _menu((10, R, True), (2, PR, "pairs" in f), (3, LR, "lists" in f))

@@ -9,7 +9,8 @@ from ..cli_args import positive
 from .rules import FEATURES
 
 
-def _features(text: str) -> Any:
+def features_arg(text: str) -> Any:
+    """The `--features` argument of `gen` and `fuzz`: a comma-separated list of FEATURES, or "all"."""
     from .build import check_features
 
     try:
@@ -37,7 +38,7 @@ def add_commands(sub: Any) -> None:
     gen.add_argument("--stats", action="store_true", help="print statistics instead of programs")
     gen.add_argument(
         "--features",
-        type=_features,
+        type=features_arg,
         default=None,
         metavar="F1,F2|all",
         help=f"enabled features (default: a random subset per program); from {', '.join(FEATURES)}",

@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lang import core as C
 from ..lang.program import Program
 from .behaved import well_behaved
 from .build import Built, build, to_program
@@ -54,12 +55,15 @@ def generate(
     *,
     check: bool = True,
     max_attempts: int = MAX_ATTEMPTS,
+    require: frozenset[str] = frozenset(),
+    exclude: frozenset[str] = frozenset(),
 ) -> GeneratedCase:
     """The program and input of `seed`.
 
     `size`: target number of AST nodes (None: drawn from a spread of sizes, about 3 to 200).
     `features`: the enabled features (an iterable of names from `FEATURES`, a comma-separated
-    string, or "all"); None draws a random subset per program (swarm testing).
+    string, or "all"); None draws a random subset per program (swarm testing), to which `require`
+    is added and from which `exclude` is taken (a campaign's mix: fuzz/mix.py).
     `check`: regenerate from the next sub-seed while the program is not well-behaved at its input.
     """
     case = None
@@ -67,12 +71,14 @@ def generate(
         ch = RandomChooser(0)
         ch.rng = subseed(seed, attempt)
         ch.side = random.Random(f"advalidate-gen-arrays:{int(seed)}:{attempt}")
-        built = build(ch, size, features)
+        built = build(ch, size, features, require, exclude)
         prog = to_program(built, filename=f"<seed {seed}>")
         case = GeneratedCase(seed, built.target_size, built.features, prog, built.input, attempt + 1, None, built)
         if nest_cost(prog) > NEST_COST_MAX and attempt + 1 < max_attempts:
             features = built.features  # too costly to differentiate (`nested.NEST_COST_MAX`): the
             continue  # next sub-seed, with the same features so the mix keeps its share of them
+        if not _has_required(prog, require) and attempt + 1 < max_attempts:
+            continue  # an "arrays" program that uses no array after all, where every one must
         if not check:
             return case
         case.behaved = well_behaved(prog, built.input)
@@ -80,3 +86,19 @@ def generate(
             return case
     assert case is not None
     return case
+
+
+def _has_required(prog: Program, require: frozenset[str]) -> bool:
+    """Whether the program uses the required features that a program can miss: array code for
+    "arrays" (an array in the input type alone is no array program), derivative operators for "nested"."""
+    return ("arrays" not in require or _array_code(prog)) and ("nested" not in require or prog.uses_derivatives)
+
+
+def _array_code(prog: Program) -> bool:
+    stack = [prog.core]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, C.ARRAY_NODES):
+            return True
+        stack.extend(C.subexprs(e))
+    return False

@@ -43,7 +43,7 @@ class EngineRun:
     label: str
     engine: Any
     numeric: str
-    status: str = "ok"  # ok | declined (inconclusive) | error (EvalError etc.: inconclusive) | crash (fail)
+    status: str = "ok"  # ok | declined (not applicable) | error (EvalError etc.: inconclusive) | crash (fail)
     message: str = ""
     y: Any = None
     grad: Any = None
@@ -239,7 +239,8 @@ class Context:
         numeric = engine_numeric(eng, requested)
         run = EngineRun(label, eng, numeric or "float")
         if numeric is None:
-            run.status, run.message = "declined", f"engine {label} does not run in mp (its `supports` lacks 'mp')"
+            run.status = "declined"
+            run.message = f"not applicable: engine {label} does not run in mp (its `supports` lacks 'mp')"
             return run
         requires = getattr(eng, "requires", None)
         if requires and not set(requires) <= self.features:
@@ -269,7 +270,7 @@ class Context:
         except (EvalError, RecursionError, MemoryError) as exc:
             run.status, run.message = "error", f"engine {label} raised {type(exc).__name__}: {exc}"
         except NotImplementedError as exc:  # a stage that cannot do this program says so (never a finding)
-            run.status, run.message = "declined", f"engine {label} declines: {exc}"
+            run.status, run.message = "declined", f"not applicable: engine {label} declines: {exc}"
         except Exception as exc:  # an engine that crashes on a program it claims to support: a finding
             run.status, run.message = "crash", f"engine {label} crashed: {type(exc).__name__}: {exc}"
         run.seconds = time.perf_counter() - start

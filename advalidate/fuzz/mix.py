@@ -1,0 +1,90 @@
+"""The program mix of a campaign: what the generator draws follows the engines under test.
+
+A campaign whose engines cannot take a kind of program should not spend its time generating it,
+and one whose engines only take array programs (seed 004's `dualarrays`, `bot`, `compiled`:
+`requires = {"arrays"}`) should generate nothing else. So the mix is derived from the engines'
+`supports` / `requires` (docs/plugins.md):
+
+- a generator feature is *required* (every program has it) when every engine requires its engine
+  feature ("arrays", "nested");
+- it is *excluded* (no program has it) when no engine supports it (an engine without `supports`
+  takes everything);
+- everything else is the generator's own swarm mix (`generators.build.draw_features`).
+
+`--features F1,F2|all` fixes the features of every program instead, as in `advalidate gen`.
+The mix is a plain JSON-ready dict in the worker configuration, recorded in summary.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+#: Engine feature (`supports` / `requires`, those a check declines by: oracles.context.FEATURES_CHECKED)
+#: -> the generator features (generators.rules.FEATURES) that make programs use it.
+GENERATOR_FEATURES: dict[str, tuple[str, ...]] = {
+    "arrays": ("arrays",),
+    "nested": ("nested",),
+    "lists": ("lists", "fold"),
+    "sums": ("sums",),
+    "recursion": ("letrec",),
+    "par": ("par",),
+}
+
+
+def campaign_mix(engines: Iterable[Any], features: str | None = None) -> dict[str, Any]:
+    """The mix of a campaign over `engines` (objects), or the fixed `features` (a `gen --features` text)."""
+    if features is not None:
+        from ..generators.build import check_features
+
+        fixed = sorted(check_features(features))
+        return {"features": ",".join(fixed), "require": [], "exclude": [], "why": "--features"}
+    engines = list(engines)
+    require: set[str] = set()
+    exclude: set[str] = set()
+    why = []
+    for feat, gen in GENERATOR_FEATURES.items():
+        if engines and all(feat in (getattr(e, "requires", None) or ()) for e in engines):
+            require.update(gen[:1])
+            why.append(f"every engine requires {feat!r}")
+        elif engines and not any(_supports(e, feat) for e in engines):
+            exclude.update(gen)
+            why.append(f"no engine supports {feat!r}")
+    if "arrays" in require:
+        exclude.add("nested")  # the two do not mix in one program (generators.build.active_features)
+    return {
+        "features": None,
+        "require": sorted(require),
+        "exclude": sorted(exclude - require),
+        "why": "; ".join(why) or "the default mix: the engines take every kind of program",
+    }
+
+
+def _supports(eng: Any, feat: str) -> bool:
+    supports = getattr(eng, "supports", None)
+    return supports is None or feat in supports
+
+
+def generate_kwargs(mix: dict[str, Any] | None) -> dict[str, Any]:
+    """The arguments of `generators.generate` (after seed and size) that realise `mix`."""
+    if not mix:
+        return {}
+    return {
+        "features": mix.get("features"),
+        "require": frozenset(mix.get("require") or ()),
+        "exclude": frozenset(mix.get("exclude") or ()),
+    }
+
+
+def describe(mix: dict[str, Any] | None) -> str:
+    """One line for the campaign's start and its summary."""
+    if not mix:
+        return "the default mix"
+    if mix.get("features"):
+        return f"features {mix['features']} (--features)"
+    parts = []
+    if mix.get("require"):
+        parts.append("every program has " + ", ".join(mix["require"]))
+    if mix.get("exclude"):
+        parts.append("none has " + ", ".join(mix["exclude"]))
+    return ("; ".join(parts) or "the default mix") + f" ({mix.get('why', '')})"
