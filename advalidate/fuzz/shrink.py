@@ -45,6 +45,7 @@ from ..lang.program import Program, program_of_module
 from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
 from ..lang.values import Inl, Inr, check_value, nodes, replace_part, show_value
 from . import shrink_arrays as _arrays
+from .syntax import clone, main_binder
 
 Path = tuple[tuple[str, int | None], ...]
 FailsFn = Callable[[Program, Any], bool]
@@ -353,25 +354,6 @@ def _child_slots(e: A.Expr) -> list[tuple[str, int | None, A.Expr]]:
     return []
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def clone(x: Any) -> Any:
-    """A copy of a syntax tree: new nodes, shared (immutable) types and spans. Much faster than deepcopy."""
-    if isinstance(x, list):
-        return [clone(i) for i in x]
-    if not isinstance(x, A.Node):
-        return x
-    cls = type(x)
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    new = object.__new__(cls)
-    for n in names:
-        object.__setattr__(new, n, clone(getattr(x, n)))
-    return new
-
-
 def replace_at(m: A.Module, path: Path, new: A.Node) -> A.Module:
     """A copy of `m` with the node at `path` replaced by (a copy of) `new`."""
     m2 = clone(m)
@@ -596,7 +578,7 @@ def input_type_candidates(m: A.Module, x: Any) -> Iterator[tuple[A.Module, Any]]
       (`x`, `y`, ...), never names the program uses, so nothing is captured.
     The reducer keeps a candidate only when it is smaller and still fails the same way.
     """
-    found = _main_binder(m)
+    found = main_binder(m)
     if found is None:
         return
     binder, body = found
@@ -708,7 +690,7 @@ def _replace_pattern(pat: A.Pattern, path: tuple[str, ...], new: A.Pattern) -> A
 def _with_parameter(m: A.Module, pat: A.Pattern, ty: Type, body: A.Expr | None = None) -> A.Module:
     """A copy of `m` whose parameter is `(pat : ty)` (and whose main body is `body`, if given)."""
     m2 = clone(m)
-    b2, _ = _main_binder(m2)  # type: ignore[misc]
+    b2, _ = main_binder(m2)  # type: ignore[misc]
     b2.pat, b2.annot = clone(pat), ty
     if body is not None:
         if m2.expr is not None:
@@ -784,18 +766,6 @@ def simplify_projections(e: A.Expr) -> A.Expr:
         return _rebuild(e, go)
 
     return go(e)
-
-
-def _main_binder(m: A.Module) -> tuple[A.Binder, A.Expr] | None:
-    """The program's parameter (annotated) and the body it scopes over."""
-    if m.expr is not None:
-        if isinstance(m.expr, A.Lam) and m.expr.binder.annot is not None:
-            return m.expr.binder, m.expr.body
-        return None
-    main = m.defs[-1]
-    if len(main.binders) == 1 and main.binders[0].annot is not None:
-        return main.binders[0], main.body
-    return None
 
 
 def _value_slots(v: Any, path: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], Any]]:

@@ -39,6 +39,7 @@ from ..lang import ast as A
 from ..lang.types import Array as ArrayT
 from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Z, array_type, prune
 from ..lang.values import Inl, Inr, replace_part
+from .syntax import clone, main_binder
 
 #: Array forms (nodes with array-specific children); BINDERS also bind index parameters.
 ARRAY_NODES = (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)
@@ -204,8 +205,6 @@ def _annotations(n: A.Node) -> list[Type]:
 
 def with_extent(m: A.Module, k: int, k2: int) -> A.Module:
     """A copy of `m` in which every static extent `k` is `k2` (array literals of k items keep k2)."""
-    from .shrink import clone
-
     m2 = clone(m)
 
     def sh(shape: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -243,15 +242,13 @@ def _cut(v: Any, k: int, k2: int) -> Any:
 
 def input_type_candidates(m: A.Module, x: Any) -> Iterator[tuple[A.Module, Any]]:
     """Smaller shapes for the whole program and its input (see the module docstring)."""
-    from .shrink import _main_binder
-
     for k in sorted(extents(m), reverse=True):
         if k < 2:
             continue
         for k2 in dict.fromkeys((1, 2, k // 2, k - 1)):
             if 1 <= k2 < k:
                 yield with_extent(m, k, k2), _cut(x, k, k2)
-    found = _main_binder(m)
+    found = main_binder(m)
     if found is not None:
         yield from _drop_dimensions(m, found[0], x)
 
@@ -268,8 +265,6 @@ def _pattern_arrays(pat: A.Pattern, ty: Type, v: Any, path: tuple[int, ...]) -> 
 
 def _drop_dimensions(m: A.Module, binder: A.Binder, x: Any) -> Iterator[tuple[A.Module, Any]]:
     """An input array of rank >= 2 whose every use indexes dimension d: the dimension goes."""
-    from .shrink import clone
-
     if binder.annot is None:
         return
     for name, ty, vpath in list(_pattern_arrays(binder.pat, binder.annot, x, ())):
@@ -292,9 +287,7 @@ def _drop_dimensions(m: A.Module, binder: A.Binder, x: Any) -> Iterator[tuple[A.
 
 
 def _main_binder_of(m: A.Module) -> A.Binder:
-    from .shrink import _main_binder
-
-    found = _main_binder(m)
+    found = main_binder(m)
     assert found is not None
     return found[0]
 

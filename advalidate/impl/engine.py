@@ -235,19 +235,19 @@ class Stage:
             out = cache[prog] = run_deep(self.transformer().program, core)  # recursion as deep as the tree
         return out
 
+    #: How a stage that supports "nested" turns a program's derivative operators into ordinary code
+    #: before translating it: `(stage, program) -> core program`. This base knows no seed; the
+    #: elimination of seed 001 is composed in where the engines are registered (`registry`).
+    eliminate: Callable[[Stage, Program], C.CExpr] | None = None
+
     def source(self, prog: Program) -> C.CExpr:
-        """What the stage translates: the core program, with its derivative operators (seed 001)
-        first eliminated into ordinary code (`seed001.eliminate`) when the stage supports "nested"."""
+        """What the stage translates: the core program, with its derivative operators first
+        eliminated into ordinary code (`eliminate`) when the stage supports "nested"."""
         if not prog.uses_derivatives:
             return prog.core
-        from .seed001 import Declined, eliminated
-
-        if "nested" not in self.supports:
+        if "nested" not in self.supports or self.eliminate is None:
             raise NotImplementedError(f"stage `{self.name}` ({self.section}) does not eliminate derivative operators")
-        try:
-            return eliminated(prog)
-        except Declined as exc:
-            raise Declined(f"stage `{self.name}` ({self.section}) declines: {exc}") from exc
+        return self.eliminate(prog)
 
     def show(self, prog: Program) -> str:
         """The translated program as text (`advalidate show`); a program with derivative operators

@@ -40,6 +40,21 @@ _BUILTIN: dict[str, Callable[[], Any]] = {
 }
 
 
+def eliminate_derivatives(stage: Stage, prog: Program) -> Any:
+    """Seed 001's elimination of derivative operators, for every stage that supports "nested"
+    (`Stage.eliminate`): composed here, where the engines are registered, so the engine base
+    (`engine.py`) imports no seed."""
+    from .seed001 import Declined, eliminated
+
+    try:
+        return eliminated(prog)
+    except Declined as exc:
+        raise Declined(f"stage `{stage.name}` ({stage.section}) declines: {exc}") from exc
+
+
+Stage.eliminate = eliminate_derivatives
+
+
 class EngineError(AdvError):
     """An unknown engine name or a plug-in that cannot be loaded."""
 

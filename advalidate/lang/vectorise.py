@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import core as C
 from .specials import SPECIALS
 
-if TYPE_CHECKING:
-    from .compile import Compiler, _Scope
-
+#: `compile.Compiler` and its scopes, which call this module: named here by role, not imported.
+Compiler = Any
+Scope = Any
 VCode = Callable[[list, list], Any]  # (enclosing frame, vector frame) -> value
 Info = Any  # batch level of a value: 0 (not batched) or d (batched at depth d); pairs: a tuple of two
 
@@ -106,7 +106,7 @@ def scatter_targets(e: C.Scatter) -> list[C.CExpr]:
     return out
 
 
-def vectorise_build(compiler: Compiler, e: C.Build1, scope: _Scope) -> Callable[[list], Any] | None:
+def vectorise_build(compiler: Compiler, e: C.Build1, scope: Scope) -> Callable[[list], Any] | None:
     """Bulk code for `e` in the enclosing scope, or None when its body does not vectorise."""
     v = _Vectoriser(compiler, scope)
     try:
@@ -175,7 +175,7 @@ def _once(code: Callable[[list], Any]) -> Callable[[list], Any]:
 
 
 class _Vectoriser:
-    def __init__(self, compiler: Compiler, scope: _Scope) -> None:
+    def __init__(self, compiler: Compiler, scope: Scope) -> None:
         self.c = compiler
         self.ns = compiler.prims["arrays"]
         self.bulk: NumpyBulk = getattr(self.ns, "bulk", NUMPY_BULK)

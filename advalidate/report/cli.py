@@ -34,7 +34,7 @@ def add_commands(sub: Any) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..cli import EXIT_FINDING, EXIT_OK, UsageError
+    from ..cli_args import EXIT_FINDING, EXIT_OK, UsageError
     from . import make_report
 
     def progress(msg: str) -> None:

@@ -1,0 +1,120 @@
+"""The import graph of advalidate's modules (issue 24, point 7): no cycle, and the architecture rules
+of CONTRIBUTING.md. Read from the source with `ast`, not by importing: the imports a module runs when
+it is imported (at module level, including `if` / `try` / `TYPE_CHECKING` blocks and class bodies);
+an import deferred into a function body is a lazy load (the start-up of the command), not an edge."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import advalidate
+
+ROOT = Path(advalidate.__file__).resolve().parent
+
+
+def modules() -> dict[str, tuple[Path, bool]]:
+    """Every module of advalidate: dotted name -> (file, is a package)."""
+    out = {}
+    for p in ROOT.rglob("*.py"):
+        parts = ["advalidate", *p.relative_to(ROOT).with_suffix("").parts]
+        package = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if package else parts)] = (p, package)
+    return out
+
+
+def module_level(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of a module outside function bodies."""
+    out, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the advalidate modules it imports (`from pkg import sub` is an edge to pkg.sub)."""
+    mods = modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for name, (path, package) in mods.items():
+        here = name if package else name.rpartition(".")[0]
+        for node in module_level(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names if a.name in mods}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if target not in mods:
+                    continue
+                subs = {f"{target}.{a.name}" for a in node.names} & mods.keys()
+                graph[name] |= subs
+                if len(subs) < len(node.names):
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), and self-imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph[v]:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_graph_is_read_from_every_module():
+    graph = import_graph()
+    assert "advalidate.lang.compile" in graph["advalidate.impl.engine"]
+    assert "advalidate.fuzz.errors" in graph["advalidate.fuzz.dask_pool"]
+    assert "advalidate.oracles.check" not in graph["advalidate.cli"]  # imported inside `check`: lazy
+    assert len(graph) > 100
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_among_advalidates_modules():
+    assert cycles(import_graph()) == []
+
+
+def test_the_architecture_rules_hold():
+    graph = import_graph()
+    for mod, deps in graph.items():
+        if mod.startswith("advalidate.lang."):
+            assert all(d.startswith("advalidate.lang") for d in deps), (mod, deps)
+        if mod.startswith("advalidate.impl"):
+            assert not any(d.startswith("advalidate.oracles") for d in deps), (mod, deps)
+    assert "advalidate.impl.seed001" not in graph["advalidate.impl.engine"]  # the engine base knows no seed
