@@ -235,3 +235,17 @@ def test_property_float_value_is_the_mp_value_rounded(name, x):
     # lgamma/digamma near a pole and erfc far out lose relative accuracy in float64 libraries;
     # their absolute error stays within a few ulps of the magnitude of the terms (|x|·eps).
     assert math.isclose(got, float(want), rel_tol=1e-12, abs_tol=1e-13 * (abs(x) + 1) * (1 + abs(float(want))))
+
+
+def test_pow_at_a_zero_base_with_an_integer_exponent():
+    """0^n (n ≥ 1 an integer) is in the domain; the partial in y is its limit 0 (as in JAX, PyTorch)."""
+    prog = adv.parse(r"\((a, b) : (R, R)) -> pow a b")
+    for e in SCALAR_ENGINES:
+        _, back = adv.engine(e).vjp(prog, (0.0, 2.0))
+        assert tuple(back(1.0)) == (0.0, 0.0)
+        _, back = adv.engine(e).vjp(prog, (0.0, 1.0))
+        assert tuple(back(1.0)) == (1.0, 0.0)
+    arr = adv.parse(r"\(a : Array [2] R) -> sumOuter (pow a (replicate 2 3.0))")
+    for e in ARRAY_ENGINES:
+        _, back = adv.engine(e).vjp(arr, np.array([0.0, -2.0]))
+        _close(back(1.0), [0.0, 12.0])

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 from ..lang import ast as A
 from ..lang.program import Program
+from ..lang.specials import GENERATED
 from ..lang.types import Array, Arrow, Int, Pair, Real, Type, any_part
 
 #: The constructs the generator must cover (the issue's list); `EXTRA_CONSTRUCTS` are reported too.
@@ -65,6 +66,8 @@ ARRAY_CONSTRUCTS: tuple[str, ...] = (
     "array_lit", "elementwise", "array_fn", "array_pair", "array_let", "index_data",
     "map_repeated", "map_out_of_range", "map_permutation",
 )  # fmt: skip
+#: The special functions (issue #25), each counted as a construct of its own.
+SPECIAL_CONSTRUCTS: tuple[str, ...] = GENERATED
 NESTED_CONSTRUCTS: tuple[str, ...] = (
     "deriv", "grad", "vjp", "jvp", "deriv_tuple", "deriv_let_fn", "deriv_param_fn", "deriv_depth2",
     "deriv_depth3", "confusion",
@@ -164,7 +167,9 @@ def constructs(prog: Program | A.Expr) -> set[str]:
             add("z_arith" if isinstance(e.ty, Int) else "prim_op")
         elif isinstance(e, A.Builtin):
             n = e.name
-            if n in _UNARY:
+            if n in SPECIAL_CONSTRUCTS:
+                add(n)
+            if n in _UNARY or n in A.BINARY_REAL:
                 add("prim_op")
                 if n in ("exp", "log", "sqrt", "tan"):
                     add(n)

@@ -55,11 +55,12 @@ from .rules import (
     R_CAP,
     STD_R,
     G,
-    Gen,
     V,
     _call,
     _rlit,
+    fill,
 )
+from .specials import SpecialGen
 
 Env = tuple[V, ...]
 
@@ -105,13 +106,6 @@ def has_array(t: Type) -> bool:
     return False
 
 
-def fill(sh: tuple[int, ...], e: A.Expr) -> A.Expr:
-    """`replicate k1 (replicate k2 e)`: the array of shape `sh` every element of which is `e`."""
-    for k in reversed(sh):
-        e = A.ArrayPrim("replicate", [k], [e])
-    return e
-
-
 def _ilit(v: int) -> A.Expr:
     return A.IntLit(v) if v >= 0 else A.Neg(A.IntLit(-v))
 
@@ -132,8 +126,8 @@ def flat_index(names: list[str]) -> A.Expr:
     return e
 
 
-class ArrayGen(Gen):
-    """The rules of `rules.Gen` plus arrays (when the feature "arrays" is on)."""
+class ArrayGen(SpecialGen):
+    """The rules of `rules.Gen` and `specials.SpecialGen` plus arrays (when the feature "arrays" is on)."""
 
     def __init__(self, ch: Chooser, features: frozenset[str] | set[str]) -> None:
         super().__init__(ch, features)
@@ -242,6 +236,8 @@ class ArrayGen(Gen):
         ]
         if "transc" in f:
             opts += [(6, self.a_unary), (2, self.a_div)]
+        if "special" in f:
+            opts.append((4, self.r_special))
         if len(sh) >= 2:
             opts.append((7, self.a_tr))
         if 1 <= sh[0] <= 4:

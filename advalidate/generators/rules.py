@@ -59,6 +59,7 @@ FEATURES: tuple[str, ...] = (
     "transc",  # sin cos tan exp log sqrt tanh atan
     "arrays",  # shape-typed arrays of seed 004 §3 (rules in `arrays.py`; its own share of the swarm mix)
     "nested",  # grad / vjp / jvp of seed 001, nested (rules in `nested.py`; its own share, never with arrays)
+    "special",  # expm1 .. floor, pow atan2 hypot min max (rules in `specials.py`; its own share of the mix)
 )
 
 # ---- magnitude bounds -------------------------------------------------------------------------
@@ -239,6 +240,13 @@ def _apply(f: A.Expr, args: list[A.Expr]) -> A.Expr:
     for a in args:
         f = A.App(f, a)
     return f
+
+
+def fill(sh: tuple[int, ...], e: A.Expr) -> A.Expr:
+    """`replicate k1 (replicate k2 e)`: the array of shape `sh` every element of which is `e`."""
+    for k in reversed(sh):
+        e = A.ArrayPrim("replicate", [k], [e])
+    return e
 
 
 def _rlit(v: float) -> A.Expr:

@@ -24,6 +24,7 @@ from .analysis import (
     CONSTRUCTS,
     EXTRA_CONSTRUCTS,
     NESTED_CONSTRUCTS,
+    SPECIAL_CONSTRUCTS,
     constructs,
     depth,
     index_maps,
@@ -33,6 +34,7 @@ from .behaved import reason_kind, well_behaved
 from .seeded import generate
 
 REQUIRED_SHARE = 0.02  # every construct of CONSTRUCTS should occur in at least 2% of programs
+SPECIAL_SHARE = 0.005  # every special function should occur in at least 0.5% of programs (issue #25)
 MAP_PROPS = ("repeated", "out_of_range", "permutation", "identity", "opaque")
 
 
@@ -154,6 +156,10 @@ def format_stats(st: GenStats) -> str:
     lines += _rows(cells)
     lo = min(CONSTRUCTS, key=st.share)
     lines.append(f"least frequent required construct: {lo} {100 * st.share(lo):.1f}%")
+    lines += ["", "special functions (% of programs containing it; * below 0.5%):"]
+    lines += _rows(
+        [f"{c:<12} {100 * st.share(c):5.1f}%{'*' if st.share(c) < SPECIAL_SHARE else ' '}" for c in SPECIAL_CONSTRUCTS]
+    )
     if st.array_programs:
         lines += [
             "",

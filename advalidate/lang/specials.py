@@ -22,9 +22,9 @@ Semantics at the edges (docs/language.md):
   there is sign 0 = 0), `sign` jumps at 0 and `floor` at each integer (derivative 0 everywhere),
   `min`/`max` have a kink where the arguments tie, where the gradient is split equally between them
   (½, ½: the midpoint of the two pieces' gradients, as JAX and PyTorch do).
-- `pow x y` is defined for x > 0, and for x < 0 when y is an integer; `pow 0 y` is outside (the
-  partial in y, x^y·log|x|, is unbounded there). At x < 0 the partial in y is x^y·log|x| (the real
-  part of the principal complex power's derivative, exact at integer y).
+- `pow x y` is defined for x > 0, for x < 0 when y is an integer, and for x = 0 when y is an
+  integer ≥ 1. At x < 0 the partial in y is x^y·log|x| (the real part of the principal complex
+  power's derivative, exact at integer y); at x = 0 it is 0, its limit (as JAX and PyTorch define it).
 - `atan2 y x` is the angle of (x, y) in (-π, π]; it jumps across the negative x axis (y = 0,
   x < 0: recorded as a kink) and is undefined at (0, 0), as is `hypot`.
 """
@@ -72,7 +72,8 @@ def _origin(a: Any, b: Any) -> Any:
 
 
 def _pow_outside(a: Any, b: Any) -> Any:
-    return (a == 0) | ((a < 0) & (b != np.round(b)))
+    integer = b == np.round(b)
+    return ((a == 0) & ~(integer & (b >= 1))) | ((a < 0) & ~integer)
 
 
 # ---- kinks: the two numbers a reference compares (margin |a - b| / max(|a|, |b|, 1)) and the side --
@@ -182,7 +183,7 @@ _TABLE = (
     Special("abs", 1, abs, abs, np.abs, _none, "", _at_zero),
     Special("sign", 1, mpmath.sign, _sign_f, np.sign, _none, "", _at_zero),
     Special("floor", 1, mpmath.floor, lambda x: float(math.floor(x)), np.floor, _none, "", _at_integer),
-    Special("pow", 2, _pow_mp, _pow_f, np.power, _pow_outside, "of a base <= 0 (x = 0, or x < 0 and y not an integer)"),
+    Special("pow", 2, _pow_mp, _pow_f, np.power, _pow_outside, "off its domain (x < 0: y an integer; x = 0: y >= 1)"),
     Special("atan2", 2, mpmath.atan2, math.atan2, np.arctan2, _origin, "at (0, 0)", _cut),
     Special("hypot", 2, mpmath.hypot, math.hypot, np.hypot, _origin, "at (0, 0)"),
     Special("min", 2, _min, _min, np.minimum, _none, "", _tie),
@@ -248,7 +249,9 @@ def partials(op: str, xs: list[Any], y: Any, lib: Lib) -> list[Any]:
     a, b = xs
     if op == "pow":
         da = lib.mul(b, lib.call("pow", a, lib.sub(b, one)))
-        return [da, lib.mul(y, lib.call("log", lib.call("abs", a)))]
+        # x^y·log|x|, and 0 at x = 0 (its limit there, for y ≥ 1): log(|x| + 1 - sign|x|) is log 1 at 0
+        size = lib.call("abs", a)
+        return [da, lib.mul(y, lib.call("log", lib.add(size, lib.sub(one, lib.call("sign", size)))))]
     if op == "atan2":  # atan2 a b = the angle of (b, a)
         r = lib.add(lib.mul(a, a), lib.mul(b, b))
         return [lib.div(b, r), lib.neg(lib.div(a, r))]
