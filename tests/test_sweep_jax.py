@@ -216,3 +216,53 @@ def test_a_real_record_passes_every_mode():
     (rec,) = [r for r in records("jax", ops=["lax.log1p"], seed=0) if r.sample == 0 and r.variant == "sample"]
     for mode in MODES:
         assert _mode_verdict(rec, mode) == "pass", mode
+
+
+_PLANTED_SOURCE = """def f(*args):
+    import jax
+    import jax.numpy
+    a0, = args
+
+    @jax.custom_jvp
+    def planted_sin(x):
+        return jax.numpy.sin(x)
+
+    @planted_sin.defjvp
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jax.numpy.sin(x), {cos} * t
+
+    return planted_sin(a0)
+"""
+
+
+@pytest.mark.parametrize(
+    ("cos", "mode", "status"),
+    [
+        ("jax.lax.stop_gradient(jax.numpy.cos(x))", "rev_over_rev", 1),
+        ("jax.lax.stop_gradient(jax.numpy.cos(x))", "fwd_over_fwd", 1),
+        ("jax.lax.stop_gradient(jax.numpy.cos(x))", "reverse", 0),
+        ("jax.numpy.cos(x)", "fwd_over_rev", 0),
+    ],
+)
+def test_repro_py_exits_1_exactly_while_the_planted_bug_is_there(tmp_path, cos, mode, status):
+    import subprocess
+    import sys
+
+    from advalidate.sweep.repro_jax import render
+
+    finding = {
+        "op": "planted_sin",
+        "mode": mode,
+        "sample": 0,
+        "variant": "sample",
+        "kind": "wrong",
+        "only_output": None,
+        "record": {"args": [[0.4, 1.3, -2.1]], "call_source": _PLANTED_SOURCE.format(cos=cos), "nondiff_outputs": []},
+    }
+    script = tmp_path / "repro.py"
+    script.write_text(render(finding, "jax test"))
+    assert "advalidate" not in script.read_text().replace("`advalidate sweep jax`", "")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == status, run.stdout + run.stderr
+    assert "finite differences:" in run.stdout and "jax:" in run.stdout

@@ -8,7 +8,7 @@ Three sources, in this order:
   JAX's own rng factory (`rand_small`, `rand_positive`, …) at two shapes;
 - `harness.*`: the primitive harnesses JAX's wheel ships for jax2tf and its export tests
   (`jax._src.internal_test_util.test_harnesses.all_harnesses`), the float64 ones of the
-  differentiable groups, the first `HARNESSES_PER_GROUP` of each group;
+  differentiable groups, the first `SAMPLES` of each group;
 - `jax.scipy.special.*`, `jax.numpy.*`, `jax.lax.*`, `jax.nn.*`, `jax.scipy.linalg.*`: the calls
   of `jax_specs.SPECS`.
 
@@ -27,6 +27,7 @@ The JAX test utilities import `absl` (the `absl-py` package, in the `peers` extr
 from __future__ import annotations
 
 import functools
+import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -38,9 +39,11 @@ from advalidate.sweep.jax_specs import ALL, BETAINC_AB, FIRST, SECOND_ORDER_A, S
 from advalidate.sweep.records import OpRecord
 
 LIBRARY = "jax"
-#: Shapes of the two samples of each `lax_test_util` op (the first of JAX's compatible_shapes).
+#: Shapes of the samples of each `lax_test_util` op (the first of JAX's compatible_shapes).
 LAX_SHAPES = ((3,), (2, 3))
-HARNESSES_PER_GROUP = 2
+#: Samples per lax op and harnesses per group; `advalidate sweep --samples` (the environment
+#: variable ADVALIDATE_SWEEP_SAMPLES in its workers) lowers it. The designed calls have one.
+SAMPLES = 2
 
 #: lax_test_util ops with a derivative, and the domain of each argument (their rng factories
 #: draw JAX's samples; the domains say where the perturbed variants may go).
@@ -140,8 +143,9 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0) -> Iterator[OpRe
 
         lax_ops = lax_test_util.lax_ops()
         harnesses = list(test_harnesses.all_harnesses)
-    yield from _lax_test_util_records(lax_ops, wanted, seed)
-    yield from _harness_records(harnesses, wanted, seed)
+    n = int(os.environ.get("ADVALIDATE_SWEEP_SAMPLES", SAMPLES))
+    yield from _lax_test_util_records(lax_ops, wanted, seed, LAX_SHAPES[:n])
+    yield from _harness_records(harnesses, wanted, seed, n)
     for spec in SPECS:
         if wanted(spec.op):
             yield from _spec_records(spec, seed)
@@ -241,7 +245,9 @@ def _variants(
 # -- lax_test_util -------------------------------------------------------------------------------
 
 
-def _lax_test_util_records(lax_ops: Sequence[Any], wanted: Callable[[str], bool], seed: int) -> Iterator[OpRecord]:
+def _lax_test_util_records(
+    lax_ops: Sequence[Any], wanted: Callable[[str], bool], seed: int, shapes: Sequence[tuple[int, ...]]
+) -> Iterator[OpRecord]:
     seen: set[str] = set()
     for rec in lax_ops:
         name = rec.op
@@ -259,7 +265,7 @@ def _lax_test_util_records(lax_ops: Sequence[Any], wanted: Callable[[str], bool]
             known["tolerance"] = f"lax_test_util compares float64 results to {tol:g}"
         body = f"jax.lax.{name}({', '.join(f'a{i}' for i in range(rec.nargs))})"
         source = call_source(body, rec.nargs)
-        for sample, shape in enumerate(LAX_SHAPES):
+        for sample, shape in enumerate(shapes):
             state = np.random.RandomState(zlib.crc32(f"{seed}:{op}:{sample}".encode()))
             make = rec.rng_factory(state)
             base = [np.asarray(make(shape, np.float64), dtype=np.float64) for _ in range(rec.nargs)]
@@ -271,14 +277,16 @@ def _lax_test_util_records(lax_ops: Sequence[Any], wanted: Callable[[str], bool]
 # -- test_harnesses ------------------------------------------------------------------------------
 
 
-def _harness_records(harnesses: Sequence[Any], wanted: Callable[[str], bool], seed: int) -> Iterator[OpRecord]:
+def _harness_records(
+    harnesses: Sequence[Any], wanted: Callable[[str], bool], seed: int, per_group: int
+) -> Iterator[OpRecord]:
     taken: dict[str, int] = {}
     for h in harnesses:
         group = h.group_name
         op = f"harness.{group}"
         if group not in HARNESS_GROUPS or np.dtype(h.dtype) != np.float64 or not wanted(op):
             continue
-        if taken.get(group, 0) >= HARNESSES_PER_GROUP:
+        if taken.get(group, 0) >= per_group:
             continue
         if any(lim.filter(device="cpu", dtype=h.dtype) for lim in h.jax_unimplemented):
             continue
@@ -345,4 +353,4 @@ def _spec_records(spec: Spec, seed: int) -> Iterator[OpRecord]:
         yield _record(spec.op, 0, variant, source, args, **kw)
 
 
-__all__ = ["HARNESS_GROUPS", "LAX_DOMAINS", "call_source", "compile_source", "records"]
+__all__ = ["HARNESS_GROUPS", "LAX_DOMAINS", "SAMPLES", "call_source", "compile_source", "records"]

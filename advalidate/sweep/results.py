@@ -8,6 +8,7 @@ or skip go to `known/` and are counted apart: they are not new.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections import Counter, defaultdict
@@ -103,9 +104,8 @@ def write_finding(directory: Path, finding: dict[str, Any], opts: Any, version: 
     (directory / FINDING_JSON).write_text(json.dumps(data, indent=2) + "\n")
     rec = finding.get("record") or {}
     source = rec.get("call_source", "")
-    if opts.library == "torch" and "def f(" in source and not source.startswith("#"):
-        from advalidate.sweep.repro_torch import render
-
+    if opts.library in ("torch", "jax") and "def f(" in source and not source.startswith("#"):
+        render = importlib.import_module(f"advalidate.sweep.repro_{opts.library}").render
         (directory / "repro.py").write_text(render(finding, version))
         return
     (directory / "NO_REPRO.txt").write_text(
