@@ -27,6 +27,12 @@ from .vectorise import gather_as_build, scatter_targets, vectorise_build
 
 Code = Callable[[list], Any]
 
+#: Steps of the budget one evaluation of a derivative operator costs besides the calls it makes:
+#: its bookkeeping (perturbing the point, reading the tangents off, one pass per real of the
+#: point) costs as much as a hundred calls, so a long recursion that applies `grad` at every
+#: step runs out of its budget in bounded time and memory.
+DERIV_STEPS = 100
+
 
 class Budget:
     """A step allowance shared by every closure of one compiled program."""
@@ -41,7 +47,10 @@ class Budget:
         self.left = self.limit if self.limit is not None else float("inf")
 
     def exhausted(self) -> BudgetError:
-        return BudgetError(f"step budget of {self.limit} function calls exhausted")
+        return BudgetError(
+            f"step budget of {self.limit} function calls exhausted "
+            f"(a derivative operator counts {DERIV_STEPS} besides its calls)"
+        )
 
     def overdrawn(self) -> None:
         """Called by a step that took `left` below zero."""
@@ -165,7 +174,7 @@ class Compiler:
         if isinstance(e, C.Const):
             return self.constant(e)
         if isinstance(e, C.Lam):
-            return self.lam(e.param, e.body, s)
+            return self.lam(e.param, e.body, s, e.steps)
         if isinstance(e, C.App):
             fn, arg = self.expr(e.fn, s), self.expr(e.arg, s)
             return lambda f: fn(f)(arg(f))
@@ -229,11 +238,16 @@ class Compiler:
             raise NotImplementedError(f"{type(self).__name__}: no derivative operators (`{e.op}` needs `{name}`)")
         op, dom, cod = self.prims[name], e.dom, e.cod
         fn, x = self.expr(e.fn, s), self.expr(e.args[0], s)
-        if e.op == "grad":
-            one = self.prims["const"]
-            return lambda f: op(fn(f), x(f), one(1.0), dom, cod)
-        t = self.expr(e.args[1], s)
-        return lambda f: op(fn(f), x(f), t(f), dom, cod)
+        t = self.expr(e.args[1], s) if e.op != "grad" else None
+        one, budget, cost = self.prims["const"], self.budget, DERIV_STEPS
+
+        def deriv(f: list) -> Any:
+            budget.left -= cost
+            if budget.left < 0:
+                budget.overdrawn()
+            return op(fn(f), x(f), one(1.0) if t is None else t(f), dom, cod)
+
+        return deriv
 
     # ---- arrays (seed 004 §3): the work is the `arrays` runtime's (see `arrays`) ----------------
 
@@ -354,7 +368,7 @@ class Compiler:
         a, b = self.expr(e.left, s), self.expr(e.right, s)
         return lambda f: (a(f), b(f))
 
-    def lam(self, param: str, body_e: C.CExpr, s: _Scope) -> Code:
+    def lam(self, param: str, body_e: C.CExpr, s: _Scope, steps: int = 1) -> Code:
         inner = _Scope(s, param)
         body = self.expr(body_e, inner)
         pad = [None] * (inner.size - 2)
@@ -362,7 +376,7 @@ class Compiler:
 
         def make(f: list) -> Callable[[Any], Any]:
             def closure(x: Any) -> Any:
-                budget.left -= 1
+                budget.left -= steps
                 if budget.left < 0:
                     budget.overdrawn()
                 return body([f, x, *pad])

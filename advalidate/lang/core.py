@@ -72,9 +72,14 @@ class Const(CExpr):
 
 @dataclass(slots=True, eq=False)
 class Lam(CExpr):
+    """`\\param -> body`; a call costs `steps` of the step budget (1; more for the code that stands
+    for a derivative operator after elimination, `impl.seed001`, so its cost is bounded as the
+    operator's is)."""
+
     param: str
     body: CExpr
     ty: Type = _t()
+    steps: int = field(default=1, kw_only=True)
 
 
 @dataclass(slots=True, eq=False)

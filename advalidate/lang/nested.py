@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import specials
+from .nesting import MAX_DERIV_DEPTH, DerivDepthError, depth_message
 from .types import Pair, Real, Type, prune
 
 _tags = itertools.count(1)
@@ -73,6 +74,7 @@ class TaggedOps:
 
     def __init__(self, base: Any) -> None:
         self.base = base
+        self.depth = 0  # operators running around the current evaluation (`nesting.MAX_DERIV_DEPTH`)
 
     def __getattr__(self, name: str) -> Any:  # bookkeeping (ops, path, min_margin, dps, ...) is the base's
         return getattr(self.base, name)
@@ -197,11 +199,22 @@ class TaggedOps:
         """A tag larger than every tag alive: what keeps nested perturbations apart."""
         return next(_tags)
 
+    def _inside(self, f: Callable[[Any], Any], x: Any) -> Any:
+        """`f x` one operator deeper: past `MAX_DERIV_DEPTH` (a function parameter can nest
+        operators that the type checker's static count does not see) the run stops."""
+        if self.depth >= MAX_DERIV_DEPTH:
+            raise DerivDepthError(depth_message(self.depth + 1) + " (reached at run time)")
+        self.depth += 1
+        try:
+            return f(x)
+        finally:
+            self.depth -= 1
+
     def jvp(self, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
         """The tangent of `f` at `x` along `dx`, under a tag no other perturbation carries."""
         tag = self.fresh_tag()
         tangents = iter(leaves(dx, dom))
-        y = f(map_leaves(x, dom, lambda r: Dual(tag, r, next(tangents))))
+        y = self._inside(f, map_leaves(x, dom, lambda r: Dual(tag, r, next(tangents))))
         return map_leaves(y, cod, lambda r: self._zero_if_none(self.tangent(r, tag)))
 
     def vjp(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
@@ -214,7 +227,7 @@ class TaggedOps:
         for k in range(n):
             tag = self.fresh_tag()
             xk = map_leaves(x, dom, _perturb_one(k, tag, self.base.number(1.0)))
-            column = [self.tangent(r, tag) for r in leaves(f(xk), cod)]
+            column = [self.tangent(r, tag) for r in leaves(self._inside(f, xk), cod)]
             acc: Any = None
             for w, c in zip(weights, column, strict=True):
                 if c is not None:

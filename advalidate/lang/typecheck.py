@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 from . import ast as A
 from .errors import TypeCheckError
+from .nesting import MAX_DERIV_DEPTH, depth_message, deriv_depth
 from .types import (
     BOOL,
     UNIT,
@@ -718,6 +719,10 @@ def typecheck_program(expr: A.Expr, source: str | None = None) -> tuple[Type, Ty
             )
     checker.finish()
     checker.check_derivs()
+    depth, deepest = deriv_depth(expr)
+    if depth > MAX_DERIV_DEPTH:
+        assert deepest is not None
+        raise checker.fail(deepest, depth_message(depth))
     dom, cod = resolve(t.dom), resolve(t.cod)
     for part, what in ((dom, "input"), (cod, "output")):
         if not is_first_order(part):

@@ -63,7 +63,7 @@ class Transformer:
                 return self.rules.const(self, C.Const(e.value))
             return C.Const(e.value)
         if isinstance(e, C.Lam):
-            return C.Lam(e.param, x(e.body))
+            return C.Lam(e.param, x(e.body), steps=e.steps)
         if isinstance(e, C.App):
             return C.App(x(e.fn), x(e.arg))
         if isinstance(e, C.Let):

@@ -46,9 +46,10 @@ from dataclasses import dataclass, replace
 
 from ...lang import core as C
 from ...lang import specials
+from ...lang.compile import DERIV_STEPS
 from ...lang.deep import run_deep
 from ...lang.program import Program
-from ...lang.types import Arrow, List, Pair, Real, Sum, Type, contains_real, is_first_order, prune
+from ...lang.types import UNIT, Arrow, List, Pair, Real, Sum, Type, contains_real, is_first_order, prune
 from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
@@ -268,10 +269,17 @@ class Eliminator:
             return replace(e, scrut=scrut, nil=x(e.nil), cons=x(e.cons))
         if isinstance(e, C.Deriv):
             fn = x(e.fn)
-            return self.deriv(e, fn, [x(a) for a in e.args])
+            return self.charged(self.deriv(e, fn, [x(a) for a in e.args]), e.ty)
         if isinstance(e, C.ARRAY_NODES):
             raise Declined(f"{self.who}: derivative operators in a program with arrays")
         return map_children(e, x)
+
+    def charged(self, code: C.CExpr, ty: Type | None) -> C.CExpr:
+        """`code` run by a call that costs `DERIV_STEPS` of the step budget, as the operator it
+        stands for does in the reference (`lang.compile`): a long recursion applying `grad`
+        runs out of its budget on every engine, not only in the reference."""
+        tick = C.Lam(self.fresh("tick"), code, steps=DERIV_STEPS)
+        return C.App(tick, C.Const((), ty=UNIT), ty=ty)
 
     # ---- one operator ----
     def deriv(self, e: C.Deriv, fn: C.CExpr, args: list[C.CExpr]) -> C.CExpr:
