@@ -203,7 +203,8 @@ def test_outside_systems_are_reported_as_they_were(quick) -> None:
 
 
 def test_peer_status_when_nothing_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from advalidate.report import _peer_status, measure
+    from advalidate.report import measure
+    from advalidate.report.views import peer_status as _peer_status
 
     monkeypatch.setattr(measure, "available_peers", lambda: [])
     got = {p["name"]: (p["status"], p["text"]) for p in _peer_status(Settings.quick(), [], False, [])}
