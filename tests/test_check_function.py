@@ -75,15 +75,21 @@ def test_a_rule_that_ignores_its_cotangent_fails_on_a_scalar_output() -> None:
 
 
 @pytest.mark.parametrize("x0", [0.0, 1e-13, -1e-9], ids=["at-0", "plus-tiny", "minus-tiny"])
-def test_a_kink_is_inconclusive_never_fail(x0: float) -> None:
+def test_a_kink_is_judged_element_by_element_never_a_false_fail(x0: float) -> None:
+    # At (or within the steps of) relu's kink the random direction's differences give up; each
+    # element is then judged apart (issue #23 item 3): the smooth ones by their own difference, the
+    # one at the kink by the kink verdict (a one-sided slope of an active piece passes). The dot
+    # test has no per-element form: it stays inconclusive.
     relu = lambda x: np.maximum(x, 0.0)  # noqa: E731
     x = np.array([x0, 0.7, -0.4])
     res = adv.check_function(relu, x, framework="numpy", vjp=lambda g, x: g * (x > 0), jvp=lambda t, x: t * (x > 0))
-    assert statuses(res) == {"fd": "inconclusive", "forward": "inconclusive", "dot": "inconclusive"}, res.report()
-    assert "kink" in res.verdict("fd").detail
-    adv.assert_function_gradients(relu, x, framework="numpy", vjp=lambda g, x: g * (x > 0))
-    with pytest.raises(AssertionError):
-        adv.assert_function_gradients(relu, x, framework="numpy", vjp=lambda g, x: g * (x > 0), strict=True)
+    assert statuses(res) == {"fd": "pass", "forward": "pass", "dot": "inconclusive"}, res.report()
+    assert "per input element" in res.verdict("fd").detail and "kink" in res.verdict("dot").detail
+    adv.assert_function_gradients(relu, x, framework="numpy", vjp=lambda g, x: g * (x > 0), strict=True)
+    both_sides = lambda g, x: g * (x >= 0) * (1 + (x == 0))  # noqa: E731 - slope 2 at 0: no piece's
+    if x0 == 0.0:
+        with pytest.raises(AssertionError):
+            adv.assert_function_gradients(relu, x, framework="numpy", vjp=both_sides)
 
 
 def test_tuple_outputs_integer_and_scalar_arguments() -> None:

@@ -788,7 +788,8 @@ def _rel(err: float, ref: float) -> float:
 
 
 class _Checker:
-    def __init__(self, driver: _Driver, seed: int, directions: int) -> None:
+    def __init__(self, driver: _Driver, seed: int, directions: int, per_output: bool = True) -> None:
+        self.per_output = per_output
         self.d = driver
         self.args = driver.args
         self.rng = np.random.default_rng(seed)
@@ -838,7 +839,7 @@ class _Checker:
         out_ = self.d.out
         cots = [(out_.diff_mask, "")] * self.n_dirs
         judged = [j for j in range(len(out_.sizes)) if j not in out_.nondiff and out_.sizes[j]]
-        if len(judged) >= 2:
+        if len(judged) >= 2 and self.per_output:
             cots += [(out_.leaf_mask(j), f"output {j} alone") for j in judged]
         return cots
 
@@ -912,6 +913,66 @@ class _Checker:
                     grad[k], err[k] = fd.central / self.scale[k], fd.central_err / self.scale[k]
             self.positions_cache[key] = (grad, err)
         return self.positions_cache[key]
+
+    def element_derivatives(self, x: np.ndarray, u: np.ndarray, side: str) -> np.ndarray | None:
+        """∂⟨u, f⟩/∂x_k at x for every k by the rule under test (None where it raises)."""
+        try:
+            if side == "rev":
+                return self.rev_at(x, u)
+            eye = np.eye(self.args.n) * ~self.fixed
+            return np.array([float(u @ self.fwd_at(x, eye[k])) for k in range(self.args.n)])
+        except Exception:
+            return None
+
+    def per_element(self, di: _Direction, side: str) -> _Outcome:
+        """Judge each input element apart, for a direction whose random v met a kink (issue #23
+        item 3): one difference per element; a smooth element's derivative must agree with it, so
+        a kink in one element no longer hides a wrong slope in the others; the elements at the
+        kink are judged by the kink verdict (the rule's gradient must be one active piece's)."""
+        from .kinks import FAIL as KINK_FAIL
+        from .kinks import PASS as KINK_PASS
+        from .kinks import active_pieces, selection_verdict
+
+        name = self.d.reverse_name if side == "rev" else self.d.forward_name
+        kink = di.fd.kink if isinstance(di.fd, FiniteDifference) else str(di.fd)
+        grad, err = self.coordinate_fd(di.u)
+        mine = self.element_derivatives(self.x, di.u, side)
+        if mine is None or not np.all(np.isfinite(mine[np.isfinite(grad)])):
+            return _Outcome(INCONCLUSIVE, kink)
+        rtol, _ = self.noise_rtol(di)
+        smooth = np.isfinite(grad)
+        with np.errstate(invalid="ignore"):
+            bad = smooth & (np.abs(mine - grad) > np.maximum(K * err, rtol * (np.abs(grad) + np.abs(mine)) + 1e-300))
+        at = [self.args.position(k) for k in np.flatnonzero(~smooth)]
+        if bad.any():
+            pos = [self.args.position(k) for k in np.flatnonzero(bad)]
+            return _Outcome(
+                FAIL,
+                f"judged per input element (the random direction met a kink at {', '.join(at) or 'x'}): "
+                f"the derivative from {name} differs from the finite differences at {', '.join(pos)}",
+                expected=self._shaped(np.where(smooth, grad, np.nan)),
+                actual=self._shaped(mine),
+                positions=pos,
+            )
+        if smooth.all():
+            return _Outcome(PASS, f"judged per input element: every element agrees ({kink})", rel_err=0.0)
+        pieces = active_pieces(
+            lambda p: self.element_derivatives(np.asarray(p, dtype=np.float64), di.u, side), list(self.x), n_dirs=8
+        )
+        verdict = selection_verdict(list(mine), pieces)
+        if verdict.status == KINK_FAIL:
+            return _Outcome(
+                FAIL,
+                f"at the kink ({', '.join(at)}) the derivative from {name} is no active piece's: {verdict.message}",
+            )
+        if verdict.status == KINK_PASS:
+            return _Outcome(
+                PASS,
+                f"judged per input element: the smooth elements agree, and at the kink ({', '.join(at)}) "
+                f"{name} gives an active piece's derivative",
+                rel_err=0.0,
+            )
+        return _Outcome(INCONCLUSIVE, f"{kink}; at the kink: {verdict.message}")
 
     # judgements ------------------------------------------------------------------------------
     def against_fd(self, di: _Direction, side: str) -> _Outcome:
@@ -1014,6 +1075,10 @@ class _Checker:
             f"⟨Jᵀu, v⟩ = {a:.15g} from {self.d.reverse_name} but ⟨u, J v⟩ = {b:.15g} from {self.d.forward_name}",
             **kw,
         )
+
+
+def _at_kink(o: _Outcome, di: _Direction) -> bool:
+    return o.status == INCONCLUSIVE and isinstance(di.fd, FiniteDifference) and bool(di.fd.kink)
 
 
 def _aggregate(label: str, check: str, outcomes: list[_Outcome], dirs: list[_Direction]) -> Verdict:
@@ -1134,9 +1199,11 @@ def check_function(
     directions: int = 3,
     checks: Sequence[str] | None = None,
     nondiff_outputs: Sequence[int] = (),
+    per_output: bool = True,
 ) -> FunctionCheckResult:
     """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check.
-    `nondiff_outputs`: output positions (leaves, in order) left out on both sides."""
+    `nondiff_outputs`: output positions (leaves, in order) left out on both sides; `per_output`:
+    with several outputs, also one direction with the cotangent on each output alone."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
     if framework == "numpy" and vjp is None:
@@ -1155,7 +1222,7 @@ def check_function(
         args = _Args(example_args, argnums)
         driver = _DRIVERS[framework](f, args, vjp, jvp)
         driver.nondiff = tuple(nondiff_outputs)
-        checker = _Checker(driver, seed, directions)
+        checker = _Checker(driver, seed, directions, per_output)
     except _NotApplicable as exc:
         result = FunctionCheckResult(name, framework, [], "", seed, directions, [])
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
@@ -1176,6 +1243,11 @@ def check_function(
             outcomes = [checker.against_fd(di, "fwd") for di in dirs]
         else:
             outcomes = [checker.dot(di) for di in dirs]
+        if c != "dot" and args.n <= POSITIONS_MAX:  # a kink along v: each element judged apart
+            side = "rev" if c == "fd" else "fwd"
+            outcomes = [
+                checker.per_element(di, side) if _at_kink(o, di) else o for o, di in zip(outcomes, dirs, strict=True)
+            ]
         result.verdicts.append(_aggregate(label, c, outcomes, dirs))
     return result
 

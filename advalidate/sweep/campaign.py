@@ -70,8 +70,9 @@ def all_op_names(library: str) -> list[str]:
     return list(dict.fromkeys(r.op for r in records(library)))
 
 
-def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str]]:
-    rows, done = [], set()
+def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str], list[dict[str, Any]], float]:
+    """The record rows, the ops done, their incidents and CPU seconds, from results.jsonl."""
+    rows, done, incidents, cpu = [], set(), [], 0.0
     if path.exists():
         for line in path.read_text().splitlines():
             try:
@@ -80,9 +81,12 @@ def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str]]:
                 continue  # a line cut by an interruption
             if "op_done" in row:
                 done.add(row["op_done"])
+                cpu += row.get("cpu_seconds") or 0.0
+                if row.get("incident"):
+                    incidents.append({"op": row["op_done"], "kind": "incident", "detail": row["incident"]})
             else:
                 rows.append(row)
-    return rows, done
+    return rows, done, incidents, cpu
 
 
 class _Live:
@@ -96,6 +100,7 @@ class _Live:
         self.counts: Counter[str] = Counter()
         self.findings: dict[tuple[str, str, str], int] = {}
         self.incidents = 0
+        self.cpu = 0.0  # CPU seconds the workers spent on the ops done
 
     def add(self, row: dict[str, Any]) -> None:
         self.records += 1
@@ -157,9 +162,10 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
     names = select_ops(all_op_names(opts.library), opts.ops, opts.modules)
     if not names:
         raise SweepUsageError(f"no {opts.library} op matches --op {opts.ops} --module {opts.modules}")
-    rows, done = _read_results(out / RESULTS)
+    rows, done, incidents, cpu = _read_results(out / RESULTS)
     todo = [n for n in names if n not in done]
     live = _Live(opts, len(todo))
+    live.cpu = cpu
     for row in rows:
         live.add(row)
     progress.start(
@@ -169,7 +175,6 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
             f"{opts.workers} worker(s), seed {opts.seed}, into {out}"
         ]
     )
-    incidents: list[dict[str, Any]] = []
     cfg = SweepConfig(opts.library, opts.seed, opts.samples, opts.directions, tuple(opts.modes))
     pool = Pool(opts.workers, cfg, target=sweep_worker_main)
     stopped = "all ops checked"
@@ -191,7 +196,10 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
                         rows.append(ev.payload)
                         live.add(ev.payload)
                     elif ev.kind == "done":
-                        sink.write(json.dumps({"op_done": ev.payload["op"], "records": ev.payload["records"]}) + "\n")
+                        done_row = {"op_done": ev.payload["op"], "records": ev.payload["records"]}
+                        done_row["cpu_seconds"] = ev.payload.get("cpu_seconds", 0.0)
+                        sink.write(json.dumps(done_row) + "\n")
+                        live.cpu += done_row["cpu_seconds"]
                         sink.flush()
                         live.ops_done += 1
                     elif ev.kind == "fatal":
@@ -214,4 +222,5 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
     progress.stop()
     from advalidate.sweep.results import write_results
 
-    return write_results(out, opts, rows, incidents, names, stopped, time.monotonic() - live.start)
+    summary = write_results(out, opts, rows, incidents, names, stopped, time.monotonic() - live.start, live.cpu)
+    return summary

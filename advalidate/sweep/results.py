@@ -122,6 +122,7 @@ def write_results(
     names: list[str],
     stopped: str,
     seconds: float,
+    cpu_seconds: float = 0.0,
 ) -> dict[str, Any]:
     version = library_version(opts.library)
     findings = group_findings(rows)
@@ -138,7 +139,8 @@ def write_results(
         "version": version,
         "options": asdict(opts),
         "stopped": stopped,
-        "seconds": round(seconds, 1),
+        "seconds": round(seconds, 1),  # wall time of this run (a resumed sweep: of the last part)
+        "cpu_seconds": round(cpu_seconds, 1),  # worker CPU time over all the ops done
         "ops_selected": len(names),
         "ops_checked": len(ops_checked),
         "records": len(rows),

@@ -8,6 +8,7 @@ at the end, so a sweep killed at an op's deadline keeps the records already chec
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +93,8 @@ def sweep_worker_main(conn: Any, cfg: SweepConfig) -> None:
             return
         name = msg[1]
         try:
+            cpu = time.process_time()
             n = check_op(name, cfg, lambda payload: conn.send(("partial", payload)))
-            conn.send(("done", {"op": name, "records": n}))
+            conn.send(("done", {"op": name, "records": n, "cpu_seconds": round(time.process_time() - cpu, 3)}))
         except Exception as exc:  # noqa: BLE001 - one op's failure is an incident, not the sweep's end
             conn.send(("task-error", {"op": name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
