@@ -7,21 +7,11 @@ through `engine_names`, `engine` and `show`, and the oracles through `check` and
 
 from __future__ import annotations
 
-from .impl import engine, engine_names, show
-from .lang.errors import (
-    AdvError,
-    BudgetError,
-    DomainError,
-    EvalError,
-    MemoryBudgetError,
-    ParseError,
-    TypeCheckError,
-    ValueParseError,
-)
-from .lang.program import Program, evaluate, parse, to_python
-from .lang.values import Inl, Inr, flatten, parse_value, show_value, unflatten
-from .oracles import assert_gradients, check
-from .oracles.function import assert_function_gradients, check_function
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .lang.program import Program
 
 __version__ = "0.1.0"
 
@@ -31,6 +21,43 @@ def pretty(prog: Program) -> str:
     from .lang.pretty import pretty_module
 
     return pretty_module(prog.module)
+
+
+#: Where each public name lives: imported at first use (PEP 562), so `advalidate --version` and
+#: `--help` load neither numpy nor sympy nor any engine.
+_EXPORTS = {
+    **dict.fromkeys(("engine", "engine_names", "show"), ".impl"),
+    **dict.fromkeys(
+        (
+            "AdvError",
+            "BudgetError",
+            "DomainError",
+            "EvalError",
+            "MemoryBudgetError",
+            "ParseError",
+            "TypeCheckError",
+            "ValueParseError",
+        ),
+        ".lang.errors",
+    ),
+    **dict.fromkeys(("Program", "evaluate", "parse", "to_python"), ".lang.program"),
+    **dict.fromkeys(("Inl", "Inr", "flatten", "parse_value", "show_value", "unflatten"), ".lang.values"),
+    **dict.fromkeys(("assert_gradients", "check"), ".oracles"),
+    **dict.fromkeys(("assert_function_gradients", "check_function"), ".oracles.function"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _EXPORTS.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
 
 
 __all__ = [

@@ -14,6 +14,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cli_args import (
     EXIT_FINDING,
@@ -29,8 +30,9 @@ from .cli_args import (
     names_epilog,
 )
 from .lang.errors import AdvError, EvalError, SourceError, ValueParseError
-from .lang.program import Program, evaluate, parse
-from .lang.values import parse_value, show_value
+
+if TYPE_CHECKING:
+    from .lang.program import Program
 
 __all__ = ["EXIT_FINDING", "EXIT_INCOMPLETE", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main"]
 
@@ -43,6 +45,8 @@ DESCRIPTION = (
 
 
 def load_program(path: str) -> Program:
+    from .lang.program import parse
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -56,6 +60,8 @@ INPUT_LINE = "-- input:"
 def program_input(prog: Program, given: str | None, path: str, required: bool = True) -> object:
     """The value of `--input`, else of the program file's `-- input: VALUE` line; without either,
     a usage error, or None when not `required`."""
+    from .lang.values import parse_value
+
     if given is not None:
         return parse_value(given, prog.input_type, filename="--input")
     source = prog.source or ""
@@ -78,6 +84,9 @@ def program_input(prog: Program, given: str | None, path: str, required: bool = 
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .lang.program import evaluate
+    from .lang.values import show_value
+
     prog = load_program(args.file)
     x = program_input(prog, args.input, args.file)
     print(show_value(evaluate(prog, x, numeric=args.numeric)))
@@ -85,6 +94,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_grad(args: argparse.Namespace) -> int:
+    from .lang.values import parse_value, show_value
+
     prog = load_program(args.file)
     x = program_input(prog, args.input, args.file)
     eng = cli_engine(args.engine)
@@ -212,7 +223,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def asks_for_version(argv: Sequence[str]) -> bool:
+    """Whether `--version` comes before the command (argparse would print the version and stop
+    there): answered without building the parser, which loads the names of every engine, oracle
+    and family."""
+    it = iter(argv)
+    for token in it:
+        if token == "--version":
+            return True
+        if token == "--max-reals":
+            next(it, None)
+        elif not token.startswith("-"):
+            return False
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args_given = sys.argv[1:] if argv is None else list(argv)
+    if asks_for_version(args_given):
+        from . import __version__
+
+        print(f"advalidate {__version__}")
+        return EXIT_OK
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

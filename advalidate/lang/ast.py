@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import specials
+from .span import Span as Span  # re-exported: nodes carry spans, the front end builds them
 from .types import Type
 
 BUILTINS: tuple[str, ...] = (
@@ -34,20 +35,6 @@ BINARY_REAL: tuple[str, ...] = specials.BINARY
 KEYWORDS: tuple[str, ...] = ("let", "letrec", "in", "if", "then", "else", "case", "of", "true", "false", "def", "par")
 ARITH_OPS: tuple[str, ...] = ("+", "-", "*", "/")
 CMP_OPS: tuple[str, ...] = ("<", "<=", ">", ">=", "==")
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A source region: 1-based line and column of its start and (exclusive) end."""
-
-    file: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
 
 
 def _meta():

@@ -8,7 +8,7 @@ ordinary outcomes of running a program, never crashes.
 
 from __future__ import annotations
 
-from .ast import Span
+from .span import Span
 
 EXCERPT = 120  # characters of the offending line shown, around the caret
 

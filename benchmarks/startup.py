@@ -1,0 +1,69 @@
+"""How long the `advalidate` command takes to start (issue 24, point 6).
+
+    python3 benchmarks/startup.py [--runs 15]
+
+Times, as the median wall-clock time of fresh interpreters: `python3 -c pass` (the floor),
+`advalidate --version`, `advalidate --help` and `advalidate run examples/fig1.adv`, and what each
+imports (modules in all, and whether numpy / sympy are among them). Targets on a quiet machine:
+--version and --help within 0.15 s, `run examples/fig1.adv` within 0.6 s. On a loaded machine the
+times grow with the load (the floor says how much); the module counts do not.
+Not a test: tests/test_startup.py asserts on what is imported, never on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = {
+    "python3 -c pass": ["-c", "pass"],
+    "advalidate --version": ["-m", "advalidate.cli", "--version"],
+    "advalidate --help": ["-m", "advalidate.cli", "--help"],
+    "advalidate run examples/fig1.adv": ["-m", "advalidate.cli", "run", str(ROOT / "examples" / "fig1.adv")],
+}
+PROBE = (
+    "import runpy, sys, json, atexit\n"
+    "atexit.register(lambda: sys.__stderr__.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
+    "sys.argv = ['advalidate'] + sys.argv[1:]\n"
+    "runpy.run_module('advalidate.cli', run_name='__main__')\n"
+)
+
+
+def seconds(args: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, check=False)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def modules(args: list[str]) -> list[str]:
+    if args[0] != "-m":
+        return []
+    done = subprocess.run([sys.executable, "-c", PROBE, *args[2:]], cwd=ROOT, capture_output=True, text=True)
+    line = [ln for ln in done.stderr.splitlines() if ln.startswith("MODULES ")][-1]
+    return json.loads(line[len("MODULES ") :])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    runs = ap.parse_args().runs
+    print(f"{'command':<36} {'median s':>9} {'modules':>8}  numpy  sympy")
+    for label, args in COMMANDS.items():
+        t = seconds(args, runs)
+        mods = modules(args)
+        tops = {m.split(".")[0] for m in mods}
+        numpy, sympy = ("yes" if name in tops else "no" for name in ("numpy", "sympy"))
+        print(f"{label:<36} {t:>9.3f} {len(mods) or '':>8}  {numpy:>5}  {sympy:>5}")
+
+
+if __name__ == "__main__":
+    main()
