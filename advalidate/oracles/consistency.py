@@ -10,7 +10,7 @@ or giving them to one element — and asks whether the library agrees with *itse
 - reverse against forward: ⟨Jᵀ dy, v⟩ from the library's reverse mode against ⟨dy, J v⟩ from its
   own forward mode (`jvp`), where it has one;
 - reverse against its own primal: against central differences of ⟨dy, f(x + h v)⟩ computed with the
-  library's own primal (steps h and h/2, which must agree);
+  library's own primal (a disagreement counts once steps h and h/2 agree with each other);
 - at a kink (the one-sided differences along v disagree, or a tie was met: exact ties come from
   integer-valued inputs), the selection-gradient verdict (`oracles.kinks`): the gradient must be
   that of one active smooth piece ("piece") or, where every tied call used documents splitting the
@@ -187,12 +187,12 @@ class ConsistencyOracle(Oracle):
 
         try:
             l0 = _dot(dy, flatten(y))
-            lp, lm, lp2, lm2 = loss(STEP), loss(-STEP), loss(STEP / 2), loss(-STEP / 2)
+            lp, lm = loss(STEP), loss(-STEP)
         except (EvalError, RecursionError, ArithmeticError, ValueError):
             return self.inconclusive(run, f"the library's primal does not run near the input ({where})")
-        fd1, fd2 = (lp - lm) / (2 * STEP), (lp2 - lm2) / STEP
+        fd1 = (lp - lm) / (2 * STEP)
         right, left = (lp - l0) / STEP, (l0 - lm) / STEP
-        if not all(map(math.isfinite, (fd1, fd2, right, left))):
+        if not all(map(math.isfinite, (fd1, right, left))):
             return self.inconclusive(run, f"the library's primal is not finite near the input ({where})")
         if plan.ties or abs(right - left) > KINK_REL * max(scale, abs(fd1)):
             return self._kink(ctx, run, eng, x, g, where)
@@ -218,9 +218,13 @@ class ConsistencyOracle(Oracle):
                         actual=rev,
                     )
                 checks.append("its forward mode")
-        if abs(fd1 - fd2) > tol:
-            return self.inconclusive(run, f"the library's primal is not smooth along v here ({where})")
         if abs(fd1 - rev) > 10 * tol:
+            try:  # the half step must agree before the difference is trusted
+                fd2 = (loss(STEP / 2) - loss(-STEP / 2)) / STEP
+            except (EvalError, RecursionError, ArithmeticError, ValueError):
+                fd2 = math.nan
+            if not abs(fd1 - fd2) <= tol:
+                return self.inconclusive(run, f"the library's primal is not smooth along v here ({where})")
             return self.fail(
                 run,
                 f"reverse ⟨Jᵀ dy, v⟩ = {rev!r} but central differences of the library's own primal give "

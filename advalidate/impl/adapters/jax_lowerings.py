@@ -210,7 +210,7 @@ LOWERINGS: Table = check_table(
         "gather": _rows(
             "gather",
             ("a[i]", "lw_index", "", "in-range indices (the runtime masks the rest to 0)", {}),
-            ("a[i]", "lw_index", "out of range", CLAMP, OWN),
+            ("a[i]", "lw_index", "clamp, negative wrap", CLAMP, {**OWN, "weight": 3}),
             (
                 "a.at[i].get",
                 "lw_get_fill",
@@ -245,9 +245,9 @@ LOWERINGS: Table = check_table(
             (
                 ".at[i].add",
                 "lw_at_add",
-                "out of range",
+                "drop, negative wrap",
                 "negative targets wrap once, the rest out of range dropped",
-                OWN,
+                {**OWN, "weight": 3},
             ),
             (
                 ".at[i].add",
@@ -285,7 +285,13 @@ LOWERINGS: Table = check_table(
         "scatter-max": _rows(
             "scatter-max",
             (".at[i].max", "lw_at_max", "", "the largest value at each reached position (ties split)", {}),
-            (".at[i].max", "lw_at_max", "out of range", "negative targets wrap once, out of range dropped", OWN),
+            (
+                ".at[i].max",
+                "lw_at_max",
+                "drop, negative wrap",
+                "negative targets wrap once, out of range dropped",
+                {**OWN, "weight": 3},
+            ),
             (
                 ".at[i].max",
                 "lw_at_max_drop",

@@ -67,6 +67,7 @@ class Lowering:
     undefined: str = ""  # why repeated targets are out of the call's domain ("documented as undefined")
     single: bool = False  # only for one index dimension (a gather over the first axis)
     transformation: str = ""  # a transformation of the library around the call (issue #26)
+    weight: int = 1  # how often a plan draws it: 3 for the call users write by default
 
     def __post_init__(self) -> None:
         if self.construct not in CONSTRUCTS or self.oob not in OOB or self.ties not in ("hull", "piece"):
@@ -113,17 +114,21 @@ class Plan:
 
     def pick(self, construct: str, single: bool) -> Lowering:
         """The lowering of the next occurrence of `construct`: drawn from the program's palette for
-        it (at most PALETTE rows, drawn once from the seed, so that a loop over many occurrences
-        does not make the library compile every call of the table), one per occurrence."""
+        it (at most PALETTE rows, drawn once from the seed by their weights, so that a loop over
+        many occurrences does not make the library compile every call of the table), one per
+        occurrence."""
         k = self.counts.get(construct, 0)
         self.counts[construct] = k + 1
         rows = [low for low in self.table[construct] if single or not low.single]
         pinned = [low for low in rows if low.name == self.pin]
         if pinned:
             return pinned[0]
-        palette = random.Random(f"advalidate-palette:{self.seed}:{construct}:{single}").sample(
-            rows, min(PALETTE, len(rows))
-        )
+        rng = random.Random(f"advalidate-palette:{self.seed}:{construct}:{single}")
+        palette: list[Lowering] = []
+        while len(palette) < min(PALETTE, len(rows)):
+            low = rng.choices(rows, weights=[r.weight for r in rows])[0]
+            if low not in palette:
+                palette.append(low)
         low = random.Random(f"advalidate-lowering:{self.seed}:{construct}:{k}").choice(palette)
         if self.only is not None and low.name != self.only:
             low = rows[0]

@@ -198,10 +198,10 @@ def _rows(construct: str, *rows: tuple) -> tuple[Lowering, ...]:
     return tuple(Lowering(construct, call, method, mode, sem, **opts) for call, method, mode, sem, opts in rows)
 
 
-NEG = {"faithful": False, "oob": "wrap-once"}
+NEG = {"faithful": False, "oob": "wrap-once", "weight": 3}  # what users write: negative indices wrap
 PIECE = {"ties": "piece"}
 UNDEF = {"undefined": "documented as undefined"}
-OWN = {"faithful": False}
+OWN = {"faithful": False, "weight": 2}
 
 LOWERINGS: Table = check_table(
     {
