@@ -120,6 +120,9 @@ class JaxLoweringNamespace(JaxNamespace):
         out = jax.ops.segment_sum(v, jnp.asarray(ids), num_segments=int(np.prod(shape[:m])))
         return jnp.reshape(out, shape)
 
+    def lw_segment_sum_raw(self, shape: tuple, idxs: tuple, v: Any) -> Any:
+        return jax.ops.segment_sum(v, jnp.asarray(idxs[0]), num_segments=shape[0])
+
     # ---- scatter-max ----
     def _at_max(self, shape: tuple, idxs: tuple, v: Any, **mode: Any) -> Any:
         out = jnp.full(shape, -jnp.inf, dtype=F64).at[idxs].max(v, **mode)
@@ -146,6 +149,15 @@ class JaxLoweringNamespace(JaxNamespace):
         ids = jnp.asarray(np.ravel_multi_index(idxs, shape[:m]))
         out = jnp.reshape(jax.ops.segment_max(v, ids, num_segments=int(np.prod(shape[:m]))), shape)
         return jnp.where(self._touched(shape, idxs), out, 0.0)
+
+    def lw_segment_max_raw(self, shape: tuple, idxs: tuple, v: Any) -> Any:
+        out = jax.ops.segment_max(v, jnp.asarray(idxs[0]), num_segments=shape[0])
+        hit = jax.ops.segment_sum(jnp.ones(v.shape, dtype=F64), jnp.asarray(idxs[0]), num_segments=shape[0]) > 0
+        return jnp.where(hit, out, 0.0)
+
+    def lw_at_min_neg_clip(self, shape: tuple, idxs: tuple, v: Any) -> Any:
+        out = -jnp.full(shape, jnp.inf, dtype=F64).at[idxs].min(-v, mode="clip")
+        return jnp.where(self._touched(shape, idxs, mode="clip"), out, 0.0)
 
     # ---- reductions over axis 0 ----
     def lw_sum(self, x: Any) -> Any:
@@ -281,6 +293,13 @@ LOWERINGS: Table = check_table(
                 {"undefined": "the unique_indices promise is broken (documented as undefined)"},
             ),
             ("jax.ops.segment_sum", "lw_segment_sum", "", "segment sums of the values (ids raveled)", {}),
+            (
+                "jax.ops.segment_sum",
+                "lw_segment_sum_raw",
+                "ids out of range",
+                "segment ids outside [0, num_segments) dropped (documented)",
+                {"oob": "own", "single": True},
+            ),
         ),  # fmt: skip
         "scatter-max": _rows(
             "scatter-max",
@@ -303,6 +322,20 @@ LOWERINGS: Table = check_table(
             (".at[i].max", "lw_at_max_zero", "on zeros", "max(0, values sent) at each position", {"faithful": False}),
             (".at[i].min", "lw_at_min_neg", "of the negated values", "-min(-v): the largest value", {}),
             ("jax.ops.segment_max", "lw_segment_max", "", "segment maxima (empty segments set to 0)", {}),
+            (
+                "jax.ops.segment_max",
+                "lw_segment_max_raw",
+                "ids out of range",
+                "segment ids outside [0, num_segments) dropped (documented); empty segments set to 0",
+                {"oob": "own", "single": True},
+            ),
+            (
+                ".at[i].min",
+                "lw_at_min_neg_clip",
+                "mode='clip', of the negated values",
+                "-min(-v) with targets clamped into range",
+                OWN,
+            ),
         ),  # fmt: skip
         "sum": _rows(
             "sum",
