@@ -17,7 +17,7 @@ src = torch.tensor([1.0, -2.0, 3.0], dtype=DT)
 bad = False
 for include_self in (True, False):
 
-    def f(s):
+    def f(s, include_self=include_self):
         return torch.ones(3, dtype=DT).scatter_reduce(0, idx, s, "prod", include_self=include_self)
 
     rev = torch.autograd.functional.jacobian(f, src)
