@@ -358,6 +358,8 @@ class VectorArrays(ArrayRuntime):
         if op in _REAL_CMP:
             return self.compare(op, args[0], args[1])
         if self.mp:
+            if op in SPECIALS and SPECIALS[op].kink is not None:
+                return self._mp_kink(op, args)
             return self._mp(op, args)
         if op in SPECIALS:
             return self._special(SPECIALS[op], args)
@@ -417,6 +419,15 @@ class VectorArrays(ArrayRuntime):
                     raise DomainError(f"{op} of a non-positive number ({float(x[x <= 0].flat[0])})")
                 raise DomainError(f"{op} gave a non-finite result")
         return float(r) if r.ndim == 0 else r
+
+    def _mp_kink(self, op: str, args: list) -> Any:
+        """A special function with a kink, in mp: its sides as one path entry, as in float."""
+        n = len(self.ops.path)
+        r = self._mp(op, args)
+        sides = self.ops.path[n:]
+        del self.ops.path[n:]
+        self.ops.path.append(sides[0] if len(sides) == 1 and not np.ndim(r) else tuple(sides))
+        return r
 
     def _mp(self, op: str, args: list) -> Any:
         """Each element through the scalar mp domain (its checks), without counting it again."""

@@ -33,6 +33,7 @@ from autograd.differential_operators import make_jvp
 from autograd.tracer import Box, getval
 
 from .common import LibraryOps
+from .specials import AUTOGRAD, IMPORTS, install_namespace, install_ops
 from .tensor import TensorEngine, ravel_targets
 
 
@@ -229,7 +230,9 @@ class AutogradEngine(TensorEngine):
             "lift": lambda t: t,
             "lib": "anp",
             "atan": "anp.arctan",
-            "imports": "import math\nimport warnings\n\nimport autograd.numpy as anp\nimport numpy as np\n"
+            "specials": AUTOGRAD,
+            "imports": IMPORTS["autograd"]
+            + "import math\nimport warnings\n\nimport autograd.numpy as anp\nimport numpy as np\n"
             "from autograd import grad, make_vjp\nfrom autograd.differential_operators import make_jvp\n"
             "from autograd.tracer import getval\n\n\n" + inspect.getsource(ravel_targets),
             "driver": AUTOGRAD_DRIVER,
@@ -237,3 +240,8 @@ class AutogradEngine(TensorEngine):
             "needs": "autograd",
             "nested": [_vector_fn, nested_vjp, nested_grad, nested_jvp],
         }
+
+
+# The special functions (issue #25) through autograd's own calls (specials.py).
+install_ops(AutogradOps, AUTOGRAD)
+install_namespace(AutogradNamespace, AUTOGRAD)

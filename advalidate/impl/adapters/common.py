@@ -23,6 +23,7 @@ from ...lang.program import Program, to_python
 from ...lang.types import Real, Type, contains_real, prune
 from ...lang.values import check_value, flatten, unflatten
 from ..engine import Back, value_size
+from .specials import check_domain
 
 FlatVjp = tuple[list[float], Callable[[list[float]], list[float]]]
 LeafFn = Callable[[list], list]
@@ -140,6 +141,10 @@ class LibraryOps:
 
     def atan(self, a: Any) -> Any:
         return self.lib.arctan(a)
+
+    def check_special(self, name: str, args: tuple) -> None:
+        """The language's domain of the special function `name` (specials.py), on the primals."""
+        check_domain(name, [self.primal(a) for a in args])
 
     def lt(self, a: Any, b: Any) -> bool:
         return self.primal(a) < self.primal(b)

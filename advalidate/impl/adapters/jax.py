@@ -35,6 +35,7 @@ import numpy as np
 from ...lang.xp import XpArrays
 from .common import LibraryOps
 from .leaves import real_leaves
+from .specials import IMPORTS, JAX, install_namespace, install_ops
 from .tensor import Branches, ForwardMode, TensorEngine, branching_ops
 
 jax.config.update("jax_enable_x64", True)
@@ -256,7 +257,9 @@ class JaxEngine(ForwardMode, TensorEngine):
             "lift": lambda t: f"jnp.asarray({t}, dtype=jnp.float64)",
             "lib": "jnp",
             "atan": "jnp.arctan",
-            "imports": "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
+            "specials": JAX,
+            "imports": IMPORTS["jax"]
+            + "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
             'jax.config.update("jax_enable_x64", True)\nF64 = jnp.float64',
             "driver": JAX_DRIVER.format(f="jax.jit(f)" if self.jit else "f"),
             "forward": JAX_FORWARD,
@@ -290,3 +293,8 @@ class JaxJitEngine(JaxEngine):
             return [self.out_leaf(o) for o in real_leaves(y)]
 
         return jax.jit(traced)
+
+
+# The special functions (issue #25) through jax's own calls (specials.py).
+install_ops(JaxOps, JAX)
+install_namespace(JaxNamespace, JAX)

@@ -40,6 +40,7 @@ from ...lang.types import Type
 from ...lang.xp import NAMESPACE_FUNCTIONS
 from .common import LeafFn, operator_jvp, operator_vjp
 from .leaves import real_leaves, replace_leaves, to_python_rt
+from .specials import XP_NAMES
 
 EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop")
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
@@ -126,13 +127,16 @@ def literal(a: Any, lift: Callable[[str], str]) -> str:
 
 
 class TraceNamespace:
-    """Forwards every namespace call to the adapter's namespace and records it as `ns.fn(...)`."""
+    """Forwards every namespace call to the adapter's namespace and records it as `ns.fn(...)` (a
+    special function as the library call it is, `jax.scipy.special.erf(...)`)."""
 
-    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str]) -> None:
-        self._inner, self._trace, self._lift = inner, trace, lift
+    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str], specials: dict | None = None) -> None:
+        self._inner, self._trace, self._lift, self._specials = inner, trace, lift, specials or {}
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._inner, name)
+        if name in XP_NAMES and XP_NAMES[name] in self._specials:
+            return _traced_special(self._trace, self._lift, fn, self._specials[XP_NAMES[name]])
         if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS and not name.startswith("lw_"):
             return lambda *args: fn(*unwrap(args))  # not a library call of the program (`values`)
 
@@ -145,14 +149,24 @@ class TraceNamespace:
         return call
 
 
+def _traced_special(trace: Trace, lift: Callable[[str], str], fn: Callable[..., Any], call: Any) -> Callable[..., Any]:
+    """A special function's call, run and recorded as the library call (`specials.Call`)."""
+    return lambda *args: trace.fresh(fn(*unwrap(args)), call.text([literal(a, lift) for a in args]))
+
+
 class TraceOps:
     """Forwards the scalar operations to the adapter's ops and records them with the library's names."""
 
-    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str], lib: str, atan: str) -> None:
+    def __init__(
+        self, inner: Any, trace: Trace, lift: Callable[[str], str], lib: str, atan: str, specials: dict | None = None
+    ) -> None:
         self._inner, self._trace, self._lift, self._lib, self._atan = inner, trace, lift, lib, atan
+        self._specials = specials or {}
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._inner, name)
+        if name in self._specials:
+            return _traced_special(self._trace, self._lift, fn, self._specials[name])
         if name in ("lt", "le", "gt", "ge"):
             return lambda a, b: fn(unwrap(a), unwrap(b))
         if name in ("const", "real"):
@@ -219,8 +233,8 @@ def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[s
     """(body lines of `f`, its return expressions, the input leaves) from one traced run."""
     r = engine.repro_info()
     trace = Trace()
-    ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"])
-    xp = TraceNamespace(engine.namespace(), trace, r["lift"])
+    ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"], r.get("specials"))
+    xp = TraceNamespace(engine.namespace(), trace, r["lift"], r.get("specials"))
     rt = engine.runtime(ops, xp)
     f = to_python_rt(prog, ops, rt)
     leaves = real_leaves(x)

@@ -106,6 +106,10 @@ def branching_ops(base: type, branches: Branches) -> Any:
         def sqrt(self, a: Any) -> Any:
             return self.lib.sqrt(a) if branches.tracing else base.sqrt(self, a)
 
+        def check_special(self, name: str, args: tuple) -> None:
+            if not branches.tracing:
+                base.check_special(self, name, args)
+
     Ops.__name__ = base.__name__
     return Ops()
 

@@ -37,6 +37,7 @@ import torch
 import torch.autograd.forward_ad as fwAD
 
 from .common import LibraryOps
+from .specials import IMPORTS, TORCH, install_namespace, install_ops
 from .tensor import ForwardMode, TensorEngine, ravel_targets
 
 DTYPE = torch.float64
@@ -284,7 +285,8 @@ class TorchEngine(ForwardMode, TensorEngine):
             "lift": lambda t: f"torch.tensor({t}, dtype=torch.float64)",
             "lib": "torch",
             "atan": "torch.atan",
-            "imports": "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
+            "specials": TORCH,
+            "imports": IMPORTS["torch"] + "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
             "driver": TORCH_DRIVER,
             "forward": TORCH_FORWARD,
             "what": f"torch.autograd.grad, {self.semantics}",
@@ -299,3 +301,8 @@ class TorchIndexEngine(TorchEngine):
 
     def namespace(self) -> Any:
         return TorchIndexNamespace()
+
+
+# The special functions (issue #25) through torch's own calls (specials.py).
+install_ops(TorchOps, TORCH)
+install_namespace(TorchNamespace, TORCH, _t)
