@@ -27,6 +27,9 @@ float (the engine runs only in IEEE doubles, e.g. autograd / JAX / PyTorch)
     result is (leeway for a different but correct evaluation order). A wrong rule then still shows
     as a relative error far above 1e-11 on well-conditioned programs.
 
+The special functions (issue #25) get no constant of their own: `observed` carries each one's
+conditioning at the point (docs/language.md, "Special functions", derives it per function).
+
 In both domains, when observed exceeds GIVE_UP = 1e-6 relative to the size (the program loses all
 but six digits of its precision here), comparisons are "inconclusive" instead of guesses.
 
