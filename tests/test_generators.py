@@ -117,9 +117,11 @@ def test_generate_retries_until_well_behaved() -> None:
 
 
 def test_output_reads_the_input() -> None:
-    """Most programs' outputs change when the input reals change (AD of constants is uninteresting)."""
+    """Most programs' outputs change when the input reals change (AD of constants is uninteresting).
+    600 seeds: on 300 the share moves by ±2 points (one standard deviation) with any change of the
+    rules' random draws."""
     sensitive = total = 0
-    for seed in range(300):
+    for seed in range(600):
         case = generate(seed, 30)
         reals = flatten(case.input)
         if not reals:
@@ -167,11 +169,11 @@ def test_features_validated() -> None:
 #: and Python builds: an intended change of the rules must update them (print them with
 #: `python -c "from tests.test_generators import _fingerprint; print(_fingerprint(SEED, SIZE))"`).
 GOLDEN = {
-    (0, None): "7def7ad231d5e057",  # has arrays (generators.build.ARRAY_SHARE)
+    (0, None): "c6d985cb4c28abba",  # has arrays (generators.build.ARRAY_SHARE)
     (1, None): "4c1690551d105f26",  # has derivative operators (generators.build.NESTED_SHARE)
     (7, 50): "8f19880bbe872f35",  # has derivative operators
     (123456789, 80): "80985f15ffddd858",
-    (2**62 + 5, None): "1749c94f904264a8",  # has arrays
+    (2**62 + 5, None): "9a47d5a9a7a4fd3f",  # has arrays
 }
 
 

@@ -381,6 +381,8 @@ class IndexMap:
     out_of_range: bool = False
     permutation: bool = False
     identity: bool = False
+    below: bool = False  # some target index is negative (out of range low)
+    above: bool = False  # some target index is past the end (out of range high)
     opaque: bool = False
 
 
@@ -423,7 +425,7 @@ def _index_map(e: A.Gather, ranges: dict[str, int]) -> IndexMap:
     if math.prod(domain) * math.prod(len(r) for r in outer) > MAX_ENUMERATION:
         return IndexMap(e.kind, opaque=True)
     total = math.prod(target)
-    rep = oob = False
+    rep = oob = below = above = False
     perm = ident = True
     try:
         for vals in itertools.product(*outer):
@@ -435,6 +437,8 @@ def _index_map(e: A.Gather, ranges: dict[str, int]) -> IndexMap:
                 t = tuple(_zeval(i, env) for i in e.idxs)
                 if not all(0 <= j < k for j, k in zip(t, target)):
                     oob = True
+                    below = below or any(j < 0 for j in t)
+                    above = above or any(j >= k for j, k in zip(t, target))
                 elif t in seen:
                     rep = True
                 else:
@@ -445,7 +449,7 @@ def _index_map(e: A.Gather, ranges: dict[str, int]) -> IndexMap:
     except _Opaque:
         return IndexMap(e.kind, opaque=True)
     perm = perm and not rep and not oob and total > 1
-    return IndexMap(e.kind, rep, oob, perm, ident and not rep and not oob)
+    return IndexMap(e.kind, rep, oob, perm, ident and not rep and not oob, below, above)
 
 
 def _zeval(e: A.Expr, env: dict[str, int]) -> int:

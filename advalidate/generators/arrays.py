@@ -34,7 +34,8 @@ Well-behaved by construction, as the scalar rules:
   used as it is only when it is *generic* (an input array, or element-wise / transposed / reshaped
   / permuted from one: input arrays are drawn with pairwise distinct magnitudes); otherwise a
   tie-breaker `t + build sh (\\[i, j] -> 0.01 * real (i * 7 + j))` separates the candidates.
-- *Work.* Shapes have rank 1-3 and extents 0-6; the product of the extents of the builds around an
+- *Work.* Shapes have rank 1-4 (4 and rank-3 cubes only among the program's own array types:
+  `program_shape`) and extents 0-6; the product of the extents of the builds around an
   expression (`mult`) caps the shapes drawn inside it (`WORK_CAP` element evaluations), so a program
   stays cheap for element-at-a-time engines.
 - *Types.* Every shape is known where the type checker needs it: lambdas over arrays carry their
@@ -68,6 +69,7 @@ Env = tuple[V, ...]
 EXTENTS = (1, 2, 3, 0, 4, 5, 6)
 EXTENT_WEIGHTS = (4, 6, 5, 1, 3, 2, 2)
 RANK_WEIGHTS = (6, 4, 1)  # ranks 1, 2, 3 (rank 0 is R itself)
+SHAPE_KIND_WEIGHTS = (11, 6, 2)  # a program's array types: drawn as above, a rank-3 cube, rank 4
 MAX_ELEMS = 48  # elements of one drawn array shape (a rank-3 shape is cut down to this)
 WORK_CAP = 240  # element evaluations: enclosing build extents times a shape drawn inside them
 IDX_MAX = 6  # integer array inputs (index data) hold 0..IDX_MAX
@@ -139,7 +141,7 @@ class ArrayGen(SpecialGen):
             return
         f = self.f
         k = 1 + ch.pick([3, 3, 2])
-        self.arr_types = [Array(self.draw_shape(), R) for _ in range(k)]
+        self.arr_types = [Array(self.program_shape(), R) for _ in range(k)]
         lam, pairs = "lambda" in f, "pairs" in f
         for n, t in enumerate(self.arr_types):
             w = 2 if n else 3
@@ -159,6 +161,15 @@ class ArrayGen(SpecialGen):
         if not any(ws):
             return max(lo, min(hi, 1))
         return EXTENTS[self.ch.pick(ws)]
+
+    def program_shape(self) -> tuple[int, ...]:
+        """A shape the program's rules use: usually `draw_shape`'s, sometimes a cube of rank 3 (on which
+        a 3-cycle `tr` keeps the shape, so only the elements tell a wrong permutation) or rank 4."""
+        kind = self.ch.pick(SHAPE_KIND_WEIGHTS)
+        if kind == 1:
+            e = 2 + self.ch.below(2)
+            return (e, e, e)
+        return self.draw_shape(rank=4, lo=1) if kind == 2 else self.draw_shape()
 
     def draw_shape(self, rank: int | None = None, cap: int = MAX_ELEMS, lo: int = 0) -> tuple[int, ...]:
         """A shape of rank 1-3, extents 0-6, at most `cap` elements (dimensions cut down to fit)."""
@@ -226,12 +237,12 @@ class ArrayGen(SpecialGen):
             (8, self.a_binop),
             (2, self.a_neg),
             (4, self.a_sum_outer),
-            (3, self.a_max_outer),
+            (5, self.a_max_outer),
             (4, self.a_index),
             (12, self.a_gather),
             (8, self.a_scatter),
-            (4, self.a_scatter_max),
-            (5, self.a_reshape),
+            (6, self.a_scatter_max),
+            (8, self.a_reshape),
             (2, self.a_replicate),
         ]
         if "transc" in f:
@@ -239,7 +250,7 @@ class ArrayGen(SpecialGen):
         if "special" in f:
             opts.append((4, self.r_special))
         if len(sh) >= 2:
-            opts.append((7, self.a_tr))
+            opts.append((7 if len(sh) == 2 else 24, self.a_tr))
         if 1 <= sh[0] <= 4:
             opts.append((2, self.a_lit))
         if "cond" in f and size >= 4:
@@ -409,20 +420,24 @@ class ArrayGen(SpecialGen):
 
     def r_reduce(self, ty: Type, size: int, env: Env, pin: bool) -> G:
         """`sumOuter t`, `maxOuter t` or `minOuter t` of a rank-1 array (a dot product, a norm, ...)."""
-        which = ("sumOuter", "maxOuter", "minOuter")[self.ch.pick([6, 2, 1])]
+        which = ("sumOuter", "maxOuter", "minOuter")[self.ch.pick([5, 3, 1])]
         tied = self.tie_source(lambda s: len(s) == 1, env) if which != "sumOuter" else None
+        if tied is not None and which == "maxOuter" and self.ch.flip(1, 2):
+            # the same maximum as a segment max of every element into one position
+            seg = A.Gather("scatterMax", [1], tied.e, [self.fresh("p")], [A.IntLit(0)])
+            return G(A.Index(seg, [A.IntLit(0)]), tied.b, tied.dep)
         if tied is not None:
             return G(A.ArrayPrim(which, [], [tied.e]), tied.b, tied.dep)
         k = self.extra_extent(env, 0 if which == "sumOuter" else 1, self.room())
         src = self.gen(Array((k,), R), size - 1, env)
         return self.reduce(which, src, (k,), ())
 
-    def tie_source(self, pred: Callable[[tuple[int, ...]], bool], env: Env) -> G | None:
-        """Three times in four, an input array (of two rows or more, shape satisfying `pred`) to reduce
-        by max as it is: a quarter of real input arrays have their column extremes tied exactly
+    def tie_source(self, pred: Callable[[tuple[int, ...]], bool], env: Env, skip: int = 4) -> G | None:
+        """Except one time in `skip`, an input array (of two rows or more, shape satisfying `pred`) to
+        reduce by max as it is: a quarter of real input arrays have their column extremes tied exactly
         (`build.tie_extremes`), so the reduction is at a kink, judged by the selection verdict."""
         cands = [v for v in env if v.name in self.generic and v.ty.shape[:1] >= (2,) and pred(v.ty.shape)]
-        if not cands or self.ch.flip(1, 4):
+        if not cands or self.ch.flip(1, skip):
             return None
         return self.from_var(cands[self.ch.below(len(cands))])
 
@@ -554,6 +569,13 @@ class ArrayGen(SpecialGen):
         den = A.BinOp("+", fill(ty.shape, A.RealLit(2.0)), _call("sin", b.e))
         return G(A.BinOp("/", a.e, den), a.b, a.dep or b.dep)
 
+    def rank3_perm(self) -> list[int]:
+        """A permutation of three dimensions: a 3-cycle half of the time (its inverse is another
+        permutation, unlike a swap's), a swap otherwise."""
+        if self.ch.flip(1, 2):
+            return [[1, 2, 0], [2, 0, 1]][self.ch.below(2)]
+        return [[1, 0, 2], [0, 2, 1], [2, 1, 0]][self.ch.below(3)]
+
     def perm_onto(self, src: tuple[int, ...], dst: tuple[int, ...]) -> list[int]:
         """A permutation p with src[p[d]] = dst[d] (src a rearrangement of dst), random among ties."""
         free = list(range(len(src)))
@@ -580,10 +602,14 @@ class ArrayGen(SpecialGen):
         v = self.source(lambda s: len(s) == len(sh) and sorted(s) == sorted(sh), env)
         if v is not None:
             src, perm = self.from_var(v), self.perm_onto(v.ty.shape, sh)
+            if len(sh) == 3 and len(set(sh)) == 1:
+                perm = self.rank3_perm()  # a cube: any permutation fits, so draw its class
         else:
             order = list(range(len(sh)))
             while order == sorted(order):
                 order = [order[i] for i in self.shuffle(len(order))]
+            if len(sh) == 3:
+                order = self.rank3_perm()
             # result dimension d is source dimension perm[d]: the source has sh[d] at perm[d]
             perm = order
             src_shape = [0] * len(sh)
@@ -714,7 +740,7 @@ class ArrayGen(SpecialGen):
         m = 1 if len(sh) == 1 else 1 + self.ch.pick([3, 2][: len(sh)])
         sh_s, rest = sh[:m], sh[m:]
         plan = PLANS[self.ch.pick(PLAN_WEIGHTS)]
-        tied = self.tie_source(lambda s: s[1:] == rest, env) if kind == "scatterMax" and m == 1 else None
+        tied = self.tie_source(lambda s: s[1:] == rest, env, 8) if kind == "scatterMax" and m == 1 else None
         if tied is not None:  # every row to one position: a segment max over the rows, at a tie when tied
             target = A.IntLit(self.ch.below(sh_s[0])) if sh_s[0] else A.IntLit(0)
             return G(A.Gather(kind, list(sh_s), tied.e, [self.fresh("p")], [target]), tied.b, tied.dep)

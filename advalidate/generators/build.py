@@ -48,7 +48,7 @@ ARRAY_SHARE = (1, 4)
 NESTED_SHARE = (3, 20)
 #: The percentage of real input arrays (of at least two rows) whose column extremes are tied exactly
 #: (`tie_extremes`): kinks of `maxOuter` / `minOuter` / `scatterMax` and comparisons at equality.
-TIE_ODDS = 50
+TIE_ODDS = 70
 #: The probability that a program of the default mix has the feature "special" (the special
 #: functions, issue #25): each of the 15 is then in more than 0.5% of the mix (`gen --stats`).
 SPECIAL_SHARE = (3, 10)
@@ -277,17 +277,19 @@ def draw_array(ch: Chooser, t: Array) -> np.ndarray:
 
 
 def tie_extremes(ch: Chooser, a: np.ndarray) -> None:
-    """Exact ties where `maxOuter` / `minOuter` look: in every column (a position of the dimensions
-    after the first) the largest element is copied to another row, and with three rows or more the
-    smallest to a third. The reduction of the input, or of a monotone image of it, is then at a
-    kink, which the oracles judge by the selection-gradient verdict (the tie rule of docs/language.md)."""
+    """Exact ties where `maxOuter` / `minOuter` / `scatterMax` look: in every column (a position of the
+    dimensions after the first) the largest element is copied to another row (often a neighbour), and
+    with three rows or more the smallest to a third. The reduction of the input, or of a monotone
+    image of it, is then at a kink, which the oracles judge by the selection-gradient verdict (the
+    tie rule of docs/language.md)."""
     k = a.shape[0]
     rows = a.reshape(k, -1)
     for c in range(rows.shape[1]):
         col = rows[:, c]
         top, low = int(np.argmax(col)), int(np.argmin(col))
         free = [r for r in range(k) if r not in (top, low)]
-        other = free[ch.below(len(free))] if free else low
+        near = [r for r in free if abs(r - top) == 1]  # a neighbour: `div i 2` sends both to one target
+        other = (near[0] if near and ch.flip(1, 2) else free[ch.below(len(free))]) if free else low
         col[other] = col[top]
         rest = [r for r in free if r != other]
         if rest:

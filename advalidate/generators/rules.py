@@ -643,12 +643,15 @@ class Gen:
         s1, s2 = self.split(size - 4)
         a = self.gen(R, s1, env)
         form = self.ch.pick([3, 3, 2, 2] if "transc" in self.f else [3, 3, 0, 0])
+        b = self.gen(R, s2, env) if form else None
+        if form == 1 and b is not None and not self.can_square(b):
+            b = self.leaf(R, 1, env, True)
+            if not self.can_square(b):  # with arrays a leaf may be an index read of more than 10 nodes
+                form = 0
         if form == 0:  # a / c
             c = DENOMS[self.ch.below(len(DENOMS))]
             return G(A.BinOp("/", a.e, A.RealLit(c)), a.b / c, a.dep)
-        b = self.gen(R, s2, env)
-        if form == 1 and not self.can_square(b):
-            b = self.leaf(R, 1, env, True)
+        assert b is not None
         if form == 1:  # a / (w * w + 1.0)
             sq, wrap = self.square(b)
             den: A.Expr = A.BinOp("+", sq, A.RealLit(1.0))

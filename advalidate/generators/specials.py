@@ -36,6 +36,7 @@ from .rules import EXP_ARG_MAX, Env, G, Gen, _call, _rlit, fill
 WEIGHTS: dict[str, int] = {name: 2 if name in ("lgamma", "digamma", "pow") else 1 for name in GENERATED}
 NEG_GAMMA = (0.5, 2.5, 20.5, 170.5, 10000.5)  # large negative arguments of lgamma / digamma: t - k
 TINY = 1e-9  # expm1 / log1p at |x| < 1e-8
+ATAN2_SHIFT = 0.03125  # added to atan2's x: 5 decimals, so no 3- or 4-decimal input cancels it
 
 
 class SpecialGen(Gen):
@@ -84,6 +85,8 @@ class SpecialGen(Gen):
         a, b = self.gen(ty, s1, env), self.gen(ty, s2, env)
         if a.e == b.e:  # `max x x` is a tie everywhere: its kink, not its gradient
             b = G(A.BinOp("+", b.e, self.lit(ty, 0.5)), b.b + 0.5, b.dep)
+        if name == "atan2":  # atan2 0 0 is undefined, and reads out of range are exactly 0: keep x off 0
+            b = G(A.BinOp("+", b.e, self.lit(ty, ATAN2_SHIFT)), b.b + ATAN2_SHIFT, b.dep)
         bound = {"atan2": math.pi, "hypot": a.b + b.b}.get(name, max(a.b, b.b))
         return G(_call(name, a.e, b.e), bound, a.dep or b.dep)
 

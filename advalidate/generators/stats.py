@@ -6,7 +6,10 @@ before any regeneration), and throughput — generation + type-check, and the we
 timed separately in CPU seconds of this process (one core), so a busy machine does not distort it.
 Array programs (seed 004) get their own lines: their share of the mix, the array constructs as a
 share of the array programs, and what the gather / scatter index functions did (`index_maps`:
-repeated targets, out-of-range targets, permutations), per index function and per array program.
+repeated targets, out-of-range targets, permutations), per index function and per array program,
+and the table of array cases (`cases.py`: ranks, `tr` permutation classes on cube and non-cube
+shapes, `reshape` splits and merges, index functions, exact ties, zero extents, non-square
+`replicate`), each to reach at least 1% of the array programs.
 Programs with derivative operators (seed 001) likewise: their share, the nested constructs as a
 share of them (the confusion pattern, tuples, let-bound and parameter functions), and how deep the
 operators nest (`analysis.nest_depth`).
@@ -31,6 +34,7 @@ from .analysis import (
     nest_depth,
 )
 from .behaved import reason_kind, well_behaved
+from .cases import CASE_SHARE, CASES, array_cases, prefix_tr_supported
 from .seeded import generate
 
 REQUIRED_SHARE = 0.02  # every construct of CONSTRUCTS should occur in at least 2% of programs
@@ -55,6 +59,7 @@ class GenStats:
     attempts: int = 0
     array_programs: int = 0
     array_constructs: Counter = field(default_factory=Counter)  # over the array programs
+    cases: Counter = field(default_factory=Counter)  # (construct, case) -> array programs reaching it (cases.py)
     maps: Counter = field(default_factory=Counter)  # index function properties, per index function
     map_count: int = 0
     nested_programs: int = 0
@@ -75,6 +80,16 @@ class GenStats:
     def nested_share(self, name: str) -> float:
         """Share of the programs with derivative operators containing a nested construct."""
         return self.nested_constructs.get(name, 0) / max(1, self.nested_programs)
+
+    def case_share(self, construct: str, case: str) -> float:
+        """Share of the array programs reaching a case of CASES (at their generated input)."""
+        return self.cases.get((construct, case), 0) / max(1, self.array_programs)
+
+    def missing_cases(self, share: float = CASE_SHARE) -> list[tuple[str, str]]:
+        """The cases of CASES below `share` of the array programs (a prefix `tr` only where the
+        language has it)."""
+        out = [(c, k) for c, ks in CASES.items() for k in ks if self.case_share(c, k) < share]
+        return [ck for ck in out if ck != ("tr", "prefix") or prefix_tr_supported()]
 
     def map_share(self, prop: str) -> float:
         """Share of the gather / scatter index functions with a property (`repeated`, ...)."""
@@ -103,6 +118,7 @@ def collect(seed: int = 0, count: int = 1000, size: int | None = None, features:
         if "array" in cs:
             st.array_programs += 1
             st.array_constructs.update(cs & set(ARRAY_CONSTRUCTS))
+            st.cases.update(array_cases(c.program, c.input))
             for m in index_maps(c.program):
                 st.map_count += 1
                 st.maps.update(p for p in MAP_PROPS if getattr(m, p))
@@ -169,6 +185,16 @@ def format_stats(st: GenStats) -> str:
         lines += _rows([f"{c:<16} {100 * st.array_share(c):5.1f}%" for c in ARRAY_CONSTRUCTS])
         per_fn = ", ".join(f"{p.replace('_', ' ')} {100 * st.map_share(p):.1f}%" for p in MAP_PROPS)
         lines.append(f"gather/scatter index functions: {st.map_count}; {per_fn}")
+        lines += ["", f"array cases (% of the array programs reaching each; * below {100 * CASE_SHARE:g}%):"]
+        missing = set(st.missing_cases())
+        for construct, cases in CASES.items():
+            cells = []
+            for case in cases:
+                mark = "*" if (construct, case) in missing else " "
+                if (construct, case) == ("tr", "prefix") and not prefix_tr_supported():
+                    mark = "-"  # not in the language (yet)
+                cells.append(f"{case} {100 * st.case_share(construct, case):.1f}%{mark}")
+            lines.append(f"  {construct:<12} " + "  ".join(cells))
     if st.nested_programs:
         k = st.nested_programs
         lines += [
