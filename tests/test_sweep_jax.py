@@ -92,7 +92,7 @@ def _in_domain(domain: str, x: np.ndarray) -> bool:
         return True
     if domain == "nonzero":
         return bool(np.all(x != 0))
-    if domain == "positive":
+    if domain in ("positive", "scale"):
         return bool(np.all(x > 0))
     if domain == "unit":
         return bool(np.all((x > 0) & (x < 1)))
@@ -266,3 +266,24 @@ def test_repro_py_exits_1_exactly_while_the_planted_bug_is_there(tmp_path, cos, 
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == status, run.stdout + run.stderr
     assert "finite differences:" in run.stdout and "jax:" in run.stdout
+
+
+def test_a_rule_wrong_only_at_an_exact_point_fails_and_is_not_excused_as_rounding():
+    """fresnel's second derivative is wrong exactly at the odd integers (a `where(r == 0.5, …)`):
+    nudging x by a few ulps moves the rule to the right value, which must not be read as the
+    rule's own rounding error (check_function's jitter) and widen the tolerance."""
+    import jax.numpy as jnp
+
+    @jax.custom_jvp
+    def s(x):
+        return jnp.sin(x)
+
+    @s.defjvp
+    def _rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), jnp.where(x == 1.0, 0.0, jnp.cos(x)) * t
+
+    at_one = check_function(s, np.array([1.0, 0.5]), framework="jax", directions=2, checks=["fd", "forward"])
+    assert [v.status for v in at_one.verdicts] == ["fail", "fail"]
+    beside = check_function(s, np.array([1.25, 0.5]), framework="jax", directions=2, checks=["fd", "forward"])
+    assert [v.status for v in beside.verdicts] == ["pass", "pass"]

@@ -86,6 +86,10 @@ DOMAINS: dict[str, dict[str, Draw]] = {
         "large": _uniform(30.0, 300.0),
         "integers": _integers((1, 3, 2, 5, 4, 6)),
     },
+    "scale": {  # positive data beside a parameter whose edge regions matter (boxcox's x): no tiny x
+        "sample": _uniform(0.5, 4.0),
+        "large": _uniform(30.0, 300.0),
+    },
     "unit": {  # the open interval (0, 1)
         "sample": _uniform(0.1, 0.9),
         "near-zero": _log_uniform(-10, -5),
