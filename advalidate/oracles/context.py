@@ -230,10 +230,18 @@ class Context:
         """A built-in engine run used as a baseline (cross-engine comparison, float error estimate)."""
         key = f"builtin:{name}:{numeric}"
         if key not in self.runs:
+            self.runs[key] = self._run(name, self.builtin_engine(name), numeric)
+        return self.runs[key]
+
+    def builtin_engine(self, name: str) -> Any:
+        """The built-in engine `name`, one instance per check: an engine translates a program once
+        per instance (`Stage.target`), and the baselines run it in float, in mp and at REF_DPS."""
+        memo = self.__dict__.setdefault("_builtin_engines", {})
+        if name not in memo:
             from ..impl import engine
 
-            self.runs[key] = self._run(name, engine(name), numeric)
-        return self.runs[key]
+            memo[name] = engine(name)  # never an instance of the check's: that may be the one under test
+        return memo[name]
 
     def _run(self, label: str, eng: Any, requested: str | None) -> EngineRun:
         numeric = engine_numeric(eng, requested)
@@ -330,11 +338,10 @@ class Context:
         base = self.run_builtin("tape", "mp")
         if not base.ok:
             return 0, 0
-        from ..impl.seed000.tape import TapeStage
 
         try:
             with mpmath.workdps(T.REF_DPS):
-                y, back = TapeStage().vjp(self.prog, self.x, numeric="mp", dps=T.REF_DPS)
+                y, back = self.builtin_engine("tape").vjp(self.prog, self.x, numeric="mp", dps=T.REF_DPS)
                 fine = [T.to_mp(g) for g in flatten(back(self.dy))]
         except (EvalError, ArithmeticError, RecursionError):
             return 0, 0
