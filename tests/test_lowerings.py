@@ -231,3 +231,73 @@ def test_crash_repro_exits_1(tmp_path: Path) -> None:
     assert kind == "crash (RuntimeError) in lowering ⟦boom⟧", v.describe()
     out = _run_isolated(reproducer(Planted(), prog, x, seed, kind), tmp_path)
     assert out.returncode == 1 and "reverse mode raises RuntimeError planted" in out.stdout, out.stdout + out.stderr
+
+
+# ---- ties: the selection-gradient verdict with the calls' tie rules ----------------------------------
+
+TIE = (r"\(a : Array [3] R) -> maxOuter (a * a)", np.array([2.0, 2.0, -1.0]))
+
+
+class DoublingNamespace:  # a planted max whose backward gives every tied element the whole cotangent
+    def lw_bad_amax(self, x: Any) -> Any:
+        class BadMax(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, t: Any) -> Any:
+                ctx.save_for_backward(t)
+                return torch.amax(t, dim=0)
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                (t,) = ctx.saved_tensors
+                return (t == torch.amax(t, dim=0)).to(t.dtype) * g
+
+        return BadMax.apply(_t(x))
+
+
+def _tie_verdict(eng: Any, name: str) -> Any:
+    from advalidate.oracles.consistency import ConsistencyOracle
+    from advalidate.oracles.context import Context
+
+    prog = parse(TIE[0])
+    ctx = Context(prog, TIE[1], 0)
+    ctx.add_engine("e", eng)
+    verdict, lowered = ConsistencyOracle().judge_plan(ctx, ctx.run("e"), eng.lowered(0, pin=name))
+    return verdict, lowered
+
+
+@pytest.mark.parametrize(
+    ("engine", "name", "rule"),
+    [
+        ("torch", "torch.amax(dim=0)", "hull"),
+        ("torch", "torch.max(dim=0)", "piece"),
+        ("torch", "torch.sort(dim=0, [-1])", "piece"),
+        ("jax", "jnp.max(axis=0)", "hull"),
+        ("jax", "lax.top_k(k=1)", "piece"),
+    ],
+)
+def test_a_tie_is_judged_by_the_calls_tie_rule(engine: str, name: str, rule: str) -> None:
+    verdict, _ = _tie_verdict(_engine(engine), name)
+    assert verdict.status == "pass" and "at a kink" in verdict.detail, verdict.describe()
+    assert f"rule {rule!r}" in verdict.detail
+
+
+def test_weights_summing_to_two_at_a_tie_fail() -> None:
+    eng = _engine("torch")
+    from advalidate.impl.adapters.lowering import Lowering
+    from advalidate.impl.adapters.torch_lowerings import TorchLoweringNamespace
+
+    class Namespace(TorchLoweringNamespace, DoublingNamespace):
+        pass
+
+    table = dict(eng.lowering_table())
+    table["max"] = (table["max"][0], Lowering("max", "bad_amax", "lw_bad_amax", "", "planted tie rule", True))
+
+    class Planted(type(eng)):  # type: ignore[misc]
+        def lowering_table(self) -> Any:
+            return table
+
+        def lowering_namespace(self) -> Any:
+            return Namespace()
+
+    verdict, _ = _tie_verdict(Planted(), "bad_amax")
+    assert verdict.status == "fail" and "at a kink" in verdict.detail, verdict.describe()
