@@ -203,26 +203,34 @@ class CrashingNamespace:  # the methods of a planted lowering (its source goes i
         return Boom.apply(_t(a))[_index(idxs)]
 
 
-def test_crash_repro_exits_1(tmp_path: Path) -> None:
+def planted_torch(construct: str, call: str, method: str, methods: type) -> type:
+    """The torch engine with one more lowering of `construct`: `methods.method` (a planted bug)."""
     eng = _engine("torch")
     from advalidate.impl.adapters.lowering import Lowering
     from advalidate.impl.adapters.torch_lowerings import TorchLoweringNamespace
-    from advalidate.oracles.consistency import reproducer
 
-    class Namespace(TorchLoweringNamespace, CrashingNamespace):
+    class Namespace(TorchLoweringNamespace, methods):  # type: ignore[misc, valid-type]
         pass
 
     table = dict(eng.lowering_table())
-    table["gather"] = (table["gather"][0], Lowering("gather", "boom", "lw_boom", "", "planted crash", True))
+    table[construct] = (table[construct][0], Lowering(construct, call, method, "", "planted", True))
 
     class Planted(type(eng)):  # type: ignore[misc]
-        name = "torch-boom"
+        name = "torch-planted"
 
         def lowering_table(self) -> Any:
             return table
 
         def lowering_namespace(self) -> Any:
             return Namespace()
+
+    return Planted
+
+
+def test_crash_repro_exits_1(tmp_path: Path) -> None:
+    from advalidate.oracles.consistency import reproducer
+
+    Planted = planted_torch("gather", "boom", "lw_boom", CrashingNamespace)
 
     src, x = PROGRAMS["gather"]
     prog = parse(src)
@@ -282,22 +290,6 @@ def test_a_tie_is_judged_by_the_calls_tie_rule(engine: str, name: str, rule: str
 
 
 def test_weights_summing_to_two_at_a_tie_fail() -> None:
-    eng = _engine("torch")
-    from advalidate.impl.adapters.lowering import Lowering
-    from advalidate.impl.adapters.torch_lowerings import TorchLoweringNamespace
-
-    class Namespace(TorchLoweringNamespace, DoublingNamespace):
-        pass
-
-    table = dict(eng.lowering_table())
-    table["max"] = (table["max"][0], Lowering("max", "bad_amax", "lw_bad_amax", "", "planted tie rule", True))
-
-    class Planted(type(eng)):  # type: ignore[misc]
-        def lowering_table(self) -> Any:
-            return table
-
-        def lowering_namespace(self) -> Any:
-            return Namespace()
-
+    Planted = planted_torch("max", "bad_amax", "lw_bad_amax", DoublingNamespace)
     verdict, _ = _tie_verdict(Planted(), "bad_amax")
     assert verdict.status == "fail" and "at a kink" in verdict.detail, verdict.describe()
