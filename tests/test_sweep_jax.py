@@ -154,6 +154,17 @@ def test_known_refusals_are_recorded_and_really_refused():
             second(modes_jax.tensor(np.ones(np.shape(r.args[0]))), *r.args)
 
 
+def test_refusals_of_the_harnesses_are_known_not_claimed():
+    recs = list(records("jax", ops=["harness.scatter_mul", "harness.mul"], seed=0))
+    refused = [r for r in recs if r.op == "harness.scatter_mul" and not r.modes]
+    assert refused and all("unique_indices" in r.known["*"] for r in refused)
+    u = [modes_jax.tensor(np.ones(np.shape(refused[0].fn(*refused[0].args))))]
+    with pytest.raises(NotImplementedError, match="unique_indices"):
+        modes_jax.reverse_fn(refused[0].fn, u)(*refused[0].args)
+    (mul,) = [r for r in recs if r.op == "harness.mul"]
+    assert mul.modes == {"forward", "fwd_over_fwd"} and "out_dtype" in mul.known["reverse"]
+
+
 def test_modes_agree_with_second_derivatives_derived_by_hand():
     x = np.array([0.3, -1.2, 2.0])
     u = modes_jax.tensor(np.array([1.0, -2.0, 0.5]))
