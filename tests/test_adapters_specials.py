@@ -15,7 +15,7 @@ from tests.test_specials import BINARY, UNARY, _close, _mp_grad
 
 ENGINES = ["jax", "jax-jit", "torch", "torch-func", "autograd"]
 # Wrong library derivatives (reports/findings/): every library's expm1' cancels at large negative x
-# (expm1-grad-large-negative); JAX's digamma' is wrong below -10 (jax-digamma-grad-negative).
+# (expm1-grad-large-negative); JAX's digamma' is wrong below -6 (jax-digamma-negative).
 KNOWN = {("expm1", lib, True) for lib in ("jax", "torch", "autograd")} | {("digamma", "jax", True)}
 LIBRARY = {"jax": "jax", "jax-jit": "jax", "torch": "torch", "torch-func": "torch", "autograd": "autograd"}
 
