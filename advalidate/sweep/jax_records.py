@@ -106,6 +106,16 @@ KNOWN: dict[str, tuple[frozenset[str], dict[str, str]]] = {
             for m in ("reverse", "fwd_over_rev", "rev_over_rev")
         },
     ),
+    # A reduce_window with a general computation (lax.mul) has no transpose: JAX says so ("an
+    # operation that does not support reverse-mode autodiff"); forward mode is claimed.
+    "reduce_window_mul": (
+        frozenset(("forward", "fwd_over_fwd")),
+        {
+            m: "JAX raises ValueError: Linearization failed ... an operation that does not support "
+            "reverse-mode autodiff (reduce_window with a general computation)"
+            for m in ("reverse", "fwd_over_rev", "rev_over_rev")
+        },
+    ),
 }
 #: JAX refuses scatter_mul's derivatives unless unique_indices=True (NotImplementedError).
 SCATTER_MUL = (
