@@ -12,8 +12,9 @@ administrative reductions that move no arithmetic:
 - let-floating: `let x = (let y = a in b) in c` → `let y = a in let x = b in c`;
 - copy propagation: `let x = v in e` → e[v/x] for a variable or a constant other than a real;
 - pair projection: `fst p` → a where p is bound to `(a, b)` of variables and constants (and
-  `fst (a, b)` → a for such a pair), the `let` kept only while p is still used; a pair used only
-  through `fst` / `snd` has its components bound instead.
+  `fst (a, b)` → a for such a pair); a pair used only through `fst` / `snd` has its components
+  bound instead (no binding at all for components that are atoms), a pair also used whole keeps
+  its `let`.
 
 No real operation is added, removed or reordered (every `Op` keeps its place in the evaluation
 order), so a program's value, the operations it counts and whatever an engine measures of its
@@ -75,7 +76,8 @@ class _Simplifier:
         self.whole = whole  # variables used other than under `fst` / `snd`
         self.taken = taken  # every name of the expression (a component's new name must be new)
         self.sub: dict[str, C.CExpr] = {}  # a variable bound to an atom -> that atom
-        self.pairs: dict[str, tuple[C.CExpr, C.CExpr]] = {}  # bound to a pair of atoms -> its atoms
+        self.pairs: dict[str, tuple[C.CExpr, C.CExpr]] = {}
+        self.kept_pairs = False  # bound to a pair of atoms -> its atoms
 
     def expr(self, e: C.CExpr) -> C.CExpr:
         if isinstance(e, C.Var):
@@ -123,7 +125,8 @@ class _Simplifier:
                 out = C.Let(name, part, out, ty=e.ty)
         else:
             if isinstance(rhs, C.PairC) and _atom(rhs.left) and _atom(rhs.right):
-                self.pairs[e.name] = (rhs.left, rhs.right)
+                self.pairs[e.name] = (rhs.left, rhs.right)  # projections of p read the atoms
+                self.kept_pairs = True  # the let may be dead once its projections are gone
             out = C.Let(e.name, rhs, self.expr(e.body), ty=e.ty)
         for h in reversed(hoisted):
             out = C.Let(h.name, h.rhs, out, ty=e.ty)
@@ -176,6 +179,8 @@ def simplify(e: C.CExpr) -> C.CExpr:
         taken = unique_names(e)
         if taken is None:
             return e
-        return _drop_unused_pairs(_Simplifier(_used_whole(e), taken).expr(e))
+        simp = _Simplifier(_used_whole(e), taken)
+        out = simp.expr(e)
+        return _drop_unused_pairs(out) if simp.kept_pairs else out
 
     return run_deep(run)
