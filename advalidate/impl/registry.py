@@ -65,6 +65,7 @@ _ADAPTERS: dict[str, tuple[str, str, str]] = {
     "autograd": ("advalidate.impl.adapters.autograd:AutogradEngine", "autograd", "peers"),
     "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
     "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
+    "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),
     "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
     "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
     "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),
