@@ -48,7 +48,7 @@ CONSTRUCT = {"gather2": "gather", "scatter-add-unique": "scatter-add"}
 
 
 def _engine(name: str) -> Any:
-    pytest.importorskip("jax" if name.startswith("jax") else "torch")
+    pytest.importorskip({"jax": "jax", "autograd": "autograd"}.get(name.split("-")[0], "torch"))
     import advalidate as adv
 
     return adv.engine(name)
@@ -59,7 +59,7 @@ def _rows(engine: str) -> list[tuple[str, Any]]:
     return [(key, low) for key in PROGRAMS for low in eng.lowering_table()[CONSTRUCT.get(key, key)]]
 
 
-@pytest.mark.parametrize("engine", ["jax", "torch"])
+@pytest.mark.parametrize("engine", ["jax", "torch", "autograd"])
 def test_every_call_runs_and_the_faithful_ones_compute_the_construct(engine: str) -> None:
     eng = _engine(engine)
     for key, low in _rows(engine):
@@ -83,7 +83,7 @@ def test_every_call_runs_and_the_faithful_ones_compute_the_construct(engine: str
 
 
 def test_tables_are_complete_and_document_each_call() -> None:
-    for engine in ("jax", "torch"):
+    for engine in ("jax", "torch", "autograd"):
         table = _engine(engine).lowering_table()
         names = [low.name for rows in table.values() for low in rows]
         assert len(names) == len(set(names)), engine

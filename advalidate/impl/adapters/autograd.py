@@ -220,10 +220,20 @@ class AutogradEngine(TensorEngine):
 
         return split(np.asarray(ys, dtype=float).reshape(-1), out_shapes), back
 
+    def lowering_table(self) -> Any:
+        from .autograd_lowerings import LOWERINGS
+
+        return LOWERINGS
+
+    def lowering_namespace(self) -> Any:
+        from .autograd_lowerings import AutogradLoweringNamespace
+
+        return AutogradLoweringNamespace()
+
     def repro_info(self) -> dict[str, Any]:
         import inspect
 
-        from .repro import AUTOGRAD_DRIVER
+        from .repro import AUTOGRAD_DRIVER, AUTOGRAD_FORWARD
         from .tensor import ravel_targets
 
         return {
@@ -236,6 +246,7 @@ class AutogradEngine(TensorEngine):
             "from autograd import grad, make_vjp\nfrom autograd.differential_operators import make_jvp\n"
             "from autograd.tracer import getval\n\n\n" + inspect.getsource(ravel_targets),
             "driver": AUTOGRAD_DRIVER,
+            "forward": AUTOGRAD_FORWARD,
             "what": "autograd.grad, explicit masking",
             "needs": "autograd",
             "nested": [_vector_fn, nested_vjp, nested_grad, nested_jvp],

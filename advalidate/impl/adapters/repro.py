@@ -522,6 +522,14 @@ def forward_gradient(xs, dy):
     return out
 """
 
+AUTOGRAD_FORWARD = """
+
+
+def forward_gradient(xs, dy):
+    \"\"\"The autograd engine is judged against differences of its own primal only.\"\"\"
+    raise NotImplementedError("no forward mode here: autograd's reverse mode against differences only")
+"""
+
 TORCH_FUNC_FORWARD = """
 
 
