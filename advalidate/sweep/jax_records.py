@@ -116,6 +116,12 @@ KNOWN: dict[str, tuple[frozenset[str], dict[str, str]]] = {
             for m in ("reverse", "fwd_over_rev", "rev_over_rev")
         },
     ),
+    # The harness binds cholesky_p itself, which reads only the lower triangle, while the JVP
+    # rule assumes a symmetric tangent; lax.linalg.cholesky symmetrizes its input first.
+    "cholesky": (
+        frozenset(),
+        {"*": "the harness binds cholesky_p without symmetrizing (lax.linalg.cholesky does); the rule assumes it"},
+    ),
 }
 #: JAX refuses scatter_mul's derivatives unless unique_indices=True (NotImplementedError).
 SCATTER_MUL = (
