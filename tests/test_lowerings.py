@@ -39,12 +39,22 @@ PROGRAMS = {
         r"\(a : Array [8] R) -> scatterMax [2] (sin a) (\[p] -> [div p 2 - 1])",
         np.array([0.5, -1.25, 2.0, 0.75, 1.5, -0.3, 0.9, 1.1]),
     ),
+    "scatter-none": (r"\(a : Array [2] R) -> scatterMax [2] (sin a) (\[p] -> [p + 5])", np.array([0.5, -1.25])),
     "max": (r"\(a : Array [3, 2] R) -> maxOuter (sin a)", np.array([[0.5, -1.25], [2.0, 0.75], [1.5, -0.3]])),
     "min": (r"\(a : Array [3] R) -> minOuter (sin a)", np.array([0.5, -1.25, 2.0])),
     "sum": (r"\(a : Array [3, 2] R) -> sumOuter (sin a)", np.array([[0.5, -1.25], [2.0, 0.75], [1.5, -0.3]])),
 }
-SINGLE = {"gather", "scatter-add", "scatter-add-unique", "scatter-max", "min"}  # one index / one dimension
-CONSTRUCT = {"gather2": "gather", "scatter-add-unique": "scatter-add"}
+# reports/findings/jax-scatter-max-clip (jax-ml/jax#40626): where only clipped targets land
+KNOWN_NONFINITE = {"scatter-none": (".at[i].max(mode='clip')", ".at[i].min(mode='clip', of the negated values)")}
+SINGLE = {
+    "gather",
+    "scatter-add",
+    "scatter-add-unique",
+    "scatter-max",
+    "scatter-none",
+    "min",
+}  # one index / one dimension
+CONSTRUCT = {"gather2": "gather", "scatter-add-unique": "scatter-add", "scatter-none": "scatter-max"}
 
 
 def _engine(name: str) -> Any:
@@ -68,12 +78,15 @@ def test_every_call_runs_and_the_faithful_ones_compute_the_construct(engine: str
         lowered = eng.lowered(0, pin=low.name)
         y, back = lowered.vjp(prog, x)
         g = back(1.0 if isinstance(y, float) else np.ones_like(y))
-        assert np.shape(g) == np.shape(x) and np.all(np.isfinite(g)), (key, low.name)
+        assert np.shape(g) == np.shape(x), (key, low.name)
+        assert np.all(np.isfinite(g)) or low.name in KNOWN_NONFINITE.get(key, ()), (key, low.name)
         if low.single and key not in SINGLE:
             assert low.name not in [u.name for u in lowered.plan.used]
             continue  # a one-index (one-dimensional) call is not used here
         used = [u.name for u in lowered.plan.used]
-        if lowered.plan.undefined:
+        if key == "scatter-none" and low.oob != "own":
+            assert used == []  # every target out of range: nothing reaches the library, no call
+        elif lowered.plan.undefined:
             assert "repeated targets" in lowered.plan.undefined[0]
             assert used == [eng.lowering_table()[low.construct][0].name]
         else:

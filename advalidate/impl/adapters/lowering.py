@@ -213,6 +213,8 @@ class LoweredArrays(XpArrays):
             self.plan.undefined.append(f"{low.name} with repeated targets: {low.undefined}")
             low = self.plan.table[construct][0]
             ts, vs = self._in_reach(low, targets, values, shape[:m])
+        if not len(ts[0]):  # nothing to scatter: no library call (a maximum of nothing raises in numpy)
+            return self.zeros(shape)
         self.plan.use(low)
         out = getattr(self.xp, low.method)(shape, tuple(ts), vs)
         if construct == "scatter-max":
