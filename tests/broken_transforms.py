@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from advalidate.impl.adapters.jax import JaxNamespace
-from advalidate.impl.adapters.jax_transforms import JaxVmapEngine
+from advalidate.impl.adapters.jax_transforms import JaxCheckpointEngine, JaxVmapEngine
 
 
 @jax.custom_batching.custom_vmap
@@ -53,3 +53,34 @@ class WrongBatchedMul(JaxVmapEngine):
 
     def namespace(self) -> Any:
         return _PlantedNamespace(self.branches)
+
+
+def _shifted(v: Any) -> Any:
+    """A frame slot's real value moved by 0.1 (anything else, and a dead slot still holding a value of
+    an earlier checkpoint's trace, as it is)."""
+    if isinstance(v, (float, jax.Array)) and jnp.issubdtype(jnp.result_type(v), jnp.floating):
+        try:
+            return v + 0.1
+        except jax.errors.UnexpectedTracerError:
+            return v
+    return v
+
+
+class WrongRecompute(JaxCheckpointEngine):
+    """`jax-checkpoint` whose backward pass recomputes a let-bound subterm from inputs shifted by 0.1
+    (the primal is right): the derivative is that of the subterm at other inputs."""
+
+    name = "jax-checkpoint-wrong-recompute"
+
+    def checkpointed(self, code: Any) -> Any:
+        right = super().checkpointed(code)
+        stop = jax.lax.stop_gradient
+
+        def run(f: list) -> Any:
+            y = right(f)
+            if not self.tracing.on:
+                return y
+            elsewhere = jnp.asarray(code([_shifted(v) for v in f]), dtype=jnp.float64)
+            return stop(jnp.asarray(y)) + elsewhere - stop(elsewhere)
+
+        return run

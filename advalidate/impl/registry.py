@@ -66,6 +66,8 @@ _ADAPTERS: dict[str, tuple[str, str, str]] = {
     "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
     "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
     "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),
+    "jax-checkpoint": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointEngine", "jax", "peers"),
+    "jax-checkpoint-policy": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyEngine", "jax", "peers"),
     "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
     "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
     "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),

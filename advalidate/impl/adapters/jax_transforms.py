@@ -27,9 +27,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from ...lang import core as C
 from ...lang.compile import INT_PRIMS, Budget, Compiler
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
+from ...lang.types import Array, Real, prune
 from ...lang.xp import XpArrays, convert_xp
 from .jax import F64, JaxEngine, JaxOps
 from .tensor import Branches, branching_ops
@@ -56,17 +58,19 @@ def _traced(*args: Any) -> bool:
     return any(isinstance(a, jax.core.Tracer) for a in args)
 
 
-class Batching:
-    """Whether builds are batched (`on`) and how deep inside batched bodies a run is (`depth`)."""
+class Tracing:
+    """Whether the transformation is applied (`on`), how deep inside transformed regions a run is
+    (`depth`: no primal can be read there) and how many regions were transformed (`count`, which
+    the tests read to see that the transformation ran)."""
 
     def __init__(self) -> None:
         self.on = False
         self.depth = 0
-        self.vmaps = 0  # builds batched so far (tests assert the transformation ran)
+        self.count = 0
 
 
-def vmap_ops(branches: Branches, batching: Batching) -> Any:
-    """JAX's ops whose domain checks are skipped inside a batched body (the eager run made them)."""
+def traced_ops(branches: Branches, batching: Tracing) -> Any:
+    """JAX's ops whose domain checks are skipped inside a transformed region (the eager run made them)."""
     base = type(branching_ops(JaxOps, branches))
 
     class Ops(base):  # type: ignore[misc, valid-type]
@@ -102,7 +106,7 @@ class VmapArrays(XpArrays):
 
     vectorised = False
 
-    def __init__(self, ops: Any, xp: Any, batching: Batching) -> None:
+    def __init__(self, ops: Any, xp: Any, batching: Tracing) -> None:
         super().__init__(ops, xp)
         self.batching = batching
 
@@ -110,7 +114,7 @@ class VmapArrays(XpArrays):
         if elem != "R" or k == 0 or not self.batching.on:
             return super().build(k, shape, elem, fn)
         self.batching.depth += 1
-        self.batching.vmaps += 1
+        self.batching.count += 1
         try:
             out = jax.vmap(lambda i: jnp.asarray(fn(i), dtype=F64))(jnp.arange(k))
         except _CONCRETE as exc:
@@ -149,46 +153,42 @@ def _int_prims() -> dict[str, Callable[..., Any]]:
     return out
 
 
-class JaxVmapEngine(JaxEngine):
-    """`jax` with every build of reals batched by `jax.vmap` over its index (nested for `build`)."""
-
-    name = "jax-vmap"
-    semantics = "language: JAX's fill / drop modes, builds batched by jax.vmap"
+class TracedJaxEngine(JaxEngine):
+    """`jax` with a transformation applied to regions of the program, after an eager run of the same
+    program (the transformation off) that raises the language's domain errors."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.batching = Batching()
+        self.tracing = Tracing()
 
     def ops(self) -> Any:
-        return vmap_ops(self.branches, self.batching)
-
-    def runtime(self, ops: Any, xp: Any) -> XpArrays:
-        return VmapArrays(ops, xp, self.batching)
+        return traced_ops(self.branches, self.tracing)
 
     def lowering_table(self) -> Any:
         """None: the lowering tables' calls are the eager engines' (`jax`); here the transformation
         is what is tested."""
         return None
 
+    def compiler(self, prims: dict[str, Any], steps: Budget) -> Compiler:
+        return Compiler(prims, steps)
+
     def program(self, prog: Program) -> Callable[[Any], Any]:
-        """The program with builds batched; an eager run (builds one index at a time) at the same
-        input first raises the domain errors that a batched body cannot see."""
         ops = self.ops()
         prims = numeric_prims(ops)
         prims.update(_int_prims())
         prims["arrays"] = self.runtime(ops, self.namespace())
         steps = Budget(None)
-        fn = run_deep(lambda: Compiler(prims, steps).compile_program(prog.core))
+        fn = run_deep(lambda: self.compiler(prims, steps).compile_program(prog.core))
         din, dout = prog.input_type, prog.output_type
-        batching = self.batching
+        tracing = self.tracing
 
         def run(x: Any, on: bool) -> Any:
             steps.reset()
-            batching.on, batching.depth = on, 0
+            tracing.on, tracing.depth = on, 0
             try:
                 return run_deep(lambda: convert_xp(fn(convert_xp(x, din, internal=True)), dout, internal=False))
             finally:
-                batching.on = False
+                tracing.on = False
 
         def f(x: Any) -> Any:
             run(x, False)
@@ -197,4 +197,87 @@ class JaxVmapEngine(JaxEngine):
         return f
 
     def repro_info(self) -> dict[str, Any]:
-        raise NotImplementedError("jax-vmap: a standalone repro.py with the builds batched is not written yet")
+        raise NotImplementedError(f"{self.name}: a standalone repro.py with the transformation is not written yet")
+
+
+class JaxVmapEngine(TracedJaxEngine):
+    """`jax` with every build of reals batched by `jax.vmap` over its index (nested for `build`)."""
+
+    name = "jax-vmap"
+    semantics = "language: JAX's fill / drop modes, builds batched by jax.vmap"
+
+    @property
+    def batching(self) -> Tracing:
+        return self.tracing
+
+    def runtime(self, ops: Any, xp: Any) -> XpArrays:
+        return VmapArrays(ops, xp, self.tracing)
+
+
+def _checkpointable(ty: Any) -> bool:
+    """A real or an array of reals: what `jax.checkpoint` can return."""
+    ty = prune(ty)
+    return isinstance(ty, Real) or (isinstance(ty, Array) and isinstance(prune(ty.elem), Real))
+
+
+class CheckpointCompiler(Compiler):
+    """The compiler with the right-hand side of every `let` of a real or an array of reals wrapped
+    by `wrap` (the code of the subterm -> the code run under `jax.checkpoint`)."""
+
+    def __init__(self, prims: dict[str, Any], steps: Budget, wrap: Callable[[Any], Any]) -> None:
+        super().__init__(prims, steps)
+        self.wrap = wrap
+        self.bound: set[int] = set()
+
+    def let_chain(self, e: C.Let, s: Any) -> Any:
+        b: Any = e
+        while isinstance(b, C.Let):
+            if _checkpointable(b.rhs.ty):
+                self.bound.add(id(b.rhs))
+            b = b.body
+        return super().let_chain(e, s)
+
+    def expr(self, e: C.CExpr, s: Any) -> Any:
+        code = super().expr(e, s)
+        return self.wrap(code) if id(e) in self.bound else code
+
+
+class JaxCheckpointEngine(TracedJaxEngine):
+    """`jax` with every let-bound real or array of reals computed under `jax.checkpoint` (no policy:
+    everything inside is recomputed in the backward pass)."""
+
+    name = "jax-checkpoint"
+    semantics = "language: JAX's fill / drop modes, let-bound subterms under jax.checkpoint"
+    policy: Any = None
+
+    def compiler(self, prims: dict[str, Any], steps: Budget) -> Compiler:
+        return CheckpointCompiler(prims, steps, self.checkpointed)
+
+    def checkpointed(self, code: Callable[[list], Any]) -> Callable[[list], Any]:
+        tracing, policy = self.tracing, self.policy
+
+        def run(f: list) -> Any:
+            if not tracing.on:
+                return code(f)
+            tracing.depth += 1
+            tracing.count += 1
+            try:
+                return jax.checkpoint(lambda: jnp.asarray(code(f), dtype=F64), policy=policy)()
+            except _CONCRETE as exc:
+                raise NotImplementedError(
+                    f"{self.name}: a let-bound subterm that needs a real concretely (an `if`, a comparison) "
+                    f"is not checkpointed ({type(exc).__name__})"
+                ) from None
+            finally:
+                tracing.depth -= 1
+
+        return run
+
+
+class JaxCheckpointPolicyEngine(JaxCheckpointEngine):
+    """`jax-checkpoint` with the policy `dots_with_no_batch_dims_saveable` (matrix products saved,
+    the rest recomputed)."""
+
+    name = "jax-checkpoint-policy"
+    semantics = "language: JAX's fill / drop modes, let-bound subterms under jax.checkpoint with a policy"
+    policy = staticmethod(jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
