@@ -28,14 +28,17 @@ from advalidate.lang.types import BOOL, UNIT, Array, Arrow, List, Pair, R, Sum, 
 
 # ---- an independent checker of core types and shapes -----------------------------------------------
 
+# The real primitives as docs/language.md lists them (written out, not imported: an independent check).
 _R1 = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+_R1 += ("expm1", "log1p", "erf", "erfc", "lgamma", "digamma", "trigamma", "softplus", "abs", "sign", "floor")
+_R2 = ("add", "sub", "mul", "div", "pow", "atan2", "hypot", "min", "max")
 _ELEM = {"R": R, "Z": Z, "Bool": BOOL}
 
 
 def _op_type(op: str, args: list) -> object:
     """Element type of a primitive's result from its arguments' element types (asserting them)."""
-    if op in ("add", "sub", "mul", "div") or op in _R1:
-        assert all(a == R for a in args), (op, args)
+    if op in _R1 or op in _R2:
+        assert all(a == R for a in args) and len(args) == (1 if op in _R1 else 2), (op, args)
         return R
     if op in ("lt", "le", "gt", "ge"):
         assert args == [R, R], (op, args)
