@@ -788,8 +788,10 @@ def _rel(err: float, ref: float) -> float:
 
 
 class _Checker:
-    def __init__(self, driver: _Driver, seed: int, directions: int, per_output: bool = True) -> None:
-        self.per_output = per_output
+    def __init__(
+        self, driver: _Driver, seed: int, directions: int, per_output: bool = True, kink_rule: str = "hull"
+    ) -> None:
+        self.per_output, self.kink_rule = per_output, kink_rule
         self.d = driver
         self.args = driver.args
         self.rng = np.random.default_rng(seed)
@@ -963,7 +965,7 @@ class _Checker:
         pieces = active_pieces(
             lambda p: self.element_derivatives(np.asarray(p, dtype=np.float64), di.u, side), list(self.x), n_dirs=8
         )
-        verdict = selection_verdict(list(mine), pieces)
+        verdict = selection_verdict(list(mine), pieces, rule=self.kink_rule)
         if verdict.status == KINK_FAIL:
             return _Outcome(
                 FAIL,
@@ -1204,10 +1206,14 @@ def check_function(
     checks: Sequence[str] | None = None,
     nondiff_outputs: Sequence[int] = (),
     per_output: bool = True,
+    kink_rule: str = "hull",
 ) -> FunctionCheckResult:
     """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check.
     `nondiff_outputs`: output positions (leaves, in order) left out on both sides; `per_output`:
-    with several outputs, also one direction with the cotangent on each output alone."""
+    with several outputs, also one direction with the cotangent on each output alone; `kink_rule`:
+    at a kink the rule's derivative must be one active piece's ("piece") or in their convex hull
+    ("hull", the default: torch and JAX document subgradients such as abs'(0) = 0 and even
+    shares at ties)."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
     if framework == "numpy" and vjp is None:
@@ -1218,6 +1224,8 @@ def check_function(
             raise ValueError(f"unknown check {c!r}; checks: {', '.join(CHECKS)}")
     if directions < 1:
         raise ValueError("directions must be at least 1")
+    if kink_rule not in ("piece", "hull"):
+        raise ValueError(f"unknown kink_rule {kink_rule!r}; one of piece, hull")
     label = framework + (" + vjp=" if vjp is not None else "")
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
     if isinstance(getattr(f, "__self__", None), type):  # e.g. a torch.autograd.Function's apply
@@ -1226,7 +1234,7 @@ def check_function(
         args = _Args(example_args, argnums)
         driver = _DRIVERS[framework](f, args, vjp, jvp)
         driver.nondiff = tuple(nondiff_outputs)
-        checker = _Checker(driver, seed, directions, per_output)
+        checker = _Checker(driver, seed, directions, per_output, kink_rule)
     except _NotApplicable as exc:
         result = FunctionCheckResult(name, framework, [], "", seed, directions, [])
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
