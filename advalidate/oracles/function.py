@@ -39,9 +39,17 @@ relative to the size of the input.
     are extrapolated apart.
     - **Kinks**: where the one-sided derivatives disagree with each other or with the central
       one beyond their error estimates (relu, abs or max at or near 0, a tie, a clip boundary,
-      or a singularity of f within the steps), the verdict is inconclusive, never fail: at a
-      kink the central difference converges to the mean of the two slopes and Richardson's
-      estimate can look perfect while the framework (rightly) returns one of them.
+      or a singularity of f within the steps; also a staircase or jump, found when the plain
+      central difference at the smallest noise-free step disagrees with the extrapolated one),
+      the direction is not judged as a whole: at a kink the central difference converges to the
+      mean of the two slopes and Richardson's estimate can look perfect while the framework
+      (rightly) returns one of them. With at most POSITIONS_MAX inputs each input element is
+      then judged apart (issue #23 item 3): every element whose own difference is smooth must
+      agree with it (so a kink in one element does not hide a wrong slope in another), and at
+      the elements of the kink the derivative must lie in the convex hull of the active smooth
+      pieces' (`kink_rule="hull"`, the default: torch's abs'(0) = 0, JAX's even shares at ties)
+      or be one of them (`kink_rule="piece"`), by `kinks.active_pieces` / `selection_verdict`.
+      Otherwise (more inputs, pieces not found) the direction is inconclusive, never fail.
     - **Accuracy**: when the best error estimate E exceeds `GIVE_UP` (1e-5) relative to |D|
       (or to TINY × Σ|u_k f_k| when D is about 0), the Richardson error does not shrink
       (ill-conditioned or noisy f, a kink inside every step): inconclusive.
@@ -71,6 +79,14 @@ A check is `fail` if any direction fails, `pass` if every direction passes, `inc
 otherwise (with the reasons), `not_applicable` if it does not apply to this framework or f.
 An exception from the reverse pass (or the gradient of a wrong shape) is a `fail`; an exception
 from f itself at the example arguments is raised to the caller.
+
+Outputs the framework marks non-differentiable (torch: a tensor output that does not require grad
+when every input does, e.g. native_batch_norm's saved statistics) and those named in
+`nondiff_outputs=` are left out on both sides. With several outputs, one more direction per
+output puts the cotangent on that output alone (`per_output=True`): a rule can be wrong only where
+another output's gradient is absent. Outputs in float32, float16, bfloat16 or complex, and sparse
+arguments, are not applicable (judged in float64 only); a ZeroTensor gradient is zero;
+non-finite input elements (a -inf mask) are held fixed and their gradient is not judged.
 
 framework="jax" runs every JAX computation inside `jax.enable_x64(True)` (float64), and
 evaluates f for the finite differences under `jax.jit` when f traces (eagerly otherwise).

@@ -103,17 +103,25 @@ def variants(
     base: tuple[np.ndarray, ...], fn: Callable[..., Any], *, seed: int, salt: str
 ) -> Iterator[tuple[str, tuple[np.ndarray, ...]]]:
     """("sample", base), then each perturbation that applies and keeps fn finite where it was.
-    Only the first input is perturbed when there are several (the op's main operand); the
-    others keep the sample's values."""
+    `off-identity` moves every square-matrix input (a factor need not be the first operand:
+    cholesky_solve's is the second); the others perturb the first input only (the op's main
+    operand) and keep the rest at the sample's values."""
     yield "sample", base
     ok = _finite_where(fn, base)
     if ok is None:
         return
     for name, perturb in PERTURBATIONS.items():
-        new = perturb(base[0], _rng(seed, salt, name))
-        if new is None:
-            continue
-        args = (new, *base[1:])
+        rng = _rng(seed, salt, name)
+        if name == "off-identity":
+            moved = [perturb(a, rng) for a in base]
+            if all(m is None for m in moved):
+                continue
+            args = tuple(a if m is None else m for a, m in zip(base, moved))
+        else:
+            new = perturb(base[0], rng)
+            if new is None:
+                continue
+            args = (new, *base[1:])
         fin = _finite_where(fn, args)
         if fin is None or fin.shape != ok.shape or not np.all(fin[ok]):
             continue

@@ -16,9 +16,11 @@ TEMPLATE = '''\
 """{title}
 
 Found by `advalidate sweep torch` ({library_version}); this file uses torch's own API only.
-Mode: {mode} ({mode_text}). Prints torch's directional derivative and central differences
-(Ridders' extrapolation) of torch's own float64 function; exits 1 while they disagree
-(the bug is there), 0 once they agree{refuse_text}.
+Mode: {mode}
+({mode_text}).
+Prints torch's directional derivative and central differences (Ridders' extrapolation) of
+torch's own float64 function; exits 1 while they disagree (the bug is there), 0 once they
+agree{refuse_text}.
 """
 
 import math
