@@ -24,6 +24,12 @@ def pytest_addoption(parser: Any) -> None:
         help="fuzz this engine (repeatable): adds the test item advalidate_fuzz[NAME]",
     )
     group.addoption("--advalidate-seconds", type=float, default=60.0, help="seconds per engine (default 60)")
+    group.addoption(
+        "--advalidate-programs",
+        type=int,
+        default=None,
+        help="stop after this many programs per engine (reproducible on any machine; default: the time box only)",
+    )
     group.addoption("--advalidate-seed", type=int, default=None, help="campaign seed (default: random)")
     group.addoption("--advalidate-oracle", action="append", default=[], help="oracle (repeatable; default all)")
     group.addoption("--advalidate-workers", type=int, default=None, help="worker processes (default: cores)")
@@ -55,6 +61,7 @@ class FuzzItem(pytest.Item):
         fuzz_engine(
             self.spec,
             seconds=opt("advalidate_seconds"),
+            programs=opt("advalidate_programs"),
             seed=opt("advalidate_seed"),
             oracles=opt("advalidate_oracle") or None,
             workers=opt("advalidate_workers"),

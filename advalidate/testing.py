@@ -32,8 +32,11 @@ def fuzz_engine(
     shrink_seconds: float = 30.0,
     timeout: float = 30.0,
     progress: str = "quiet",
+    programs: int | None = None,
 ) -> dict[str, Any]:
-    """Fuzz `engine` (a name, `module:attr`, or an engine object) for `seconds`.
+    """Fuzz `engine` (a name, `module:attr`, or an engine object) for `seconds`, or until programs
+    0 .. `programs`-1 of the seed are checked when `programs` is given (whichever comes first; a
+    count, unlike a time box, checks the same programs on a busy machine as on a quiet one).
 
     Returns the campaign summary (as in `summary.json`) when nothing was found; raises
     AssertionError with a readable account of the findings otherwise.
@@ -53,7 +56,8 @@ def fuzz_engine(
         shrink_seconds=shrink_seconds,
         timeout=timeout,
         progress=progress,
-        command=f"advalidate.testing.fuzz_engine({engine!r}, seconds={seconds}, seed={seed})",
+        programs=programs,
+        command=f"advalidate.testing.fuzz_engine({engine!r}, seconds={seconds}, seed={seed}, programs={programs})",
     )
     c = Campaign(cfg, make_progress(progress))
     status = c.run()

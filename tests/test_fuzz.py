@@ -327,11 +327,12 @@ def test_pytest_plugin_fuzzes_an_outside_engine(tmp_path: Path) -> None:
     plugin = [] if installed else ["-p", "advalidate.pytest_plugin"]
     args = [
         sys.executable, "-m", "pytest", *plugin, "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-        "--advalidate-engine", BROKEN, "--advalidate-seconds", "5", "--advalidate-seed", "1",
+        "--advalidate-engine", BROKEN, "--advalidate-seconds", "600", "--advalidate-programs", "30",
+        "--advalidate-seed", "1",
         "--advalidate-oracle", "fd", "--advalidate-workers", "1", "--advalidate-out", str(tmp_path / "out"),
         "-k", "advalidate_fuzz", "--rootdir", str(tmp_path), str(tmp_path),
     ]  # fmt: skip
-    res = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env(), cwd=tmp_path)
+    res = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env(), cwd=tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "advalidate_fuzz[broken_engines:BrokenSin]" in res.stdout
     assert "broken-sin" in res.stdout and "advalidate replay" in res.stdout and "1 failed" in res.stdout
