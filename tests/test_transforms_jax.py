@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,27 +20,11 @@ import pytest
 
 import advalidate as adv
 from advalidate.generators import generate
-from advalidate.impl.adapters.leaves import real_leaves, replace_leaves
 from advalidate.oracles import check
 
 pytest.importorskip("jax")
 
-TESTS = Path(__file__).parent
-ROOT = TESTS.parent
-EXAMPLES = sorted((ROOT / "examples" / "arrays").glob("*.adv"))
-ORACLES = ["fd", "forward", "cross"]
-ARRAY_MIX = ["arrays", "let", "pairs", "lambda", "cond", "transc", "ints"]
-
-
-def example(path: Path) -> tuple[adv.Program, Any]:
-    text = path.read_text()
-    prog = adv.parse(text, str(path))
-    return prog, adv.parse_value(re.search(r"^-- input: (.*)$", text, re.M).group(1), prog.input_type)
-
-
-def flat(v: Any) -> np.ndarray:
-    parts = [np.ravel(np.asarray(t, dtype=float)) for t in real_leaves(v)]
-    return np.concatenate(parts) if parts else np.zeros(0)
+from transform_checks import ARRAY_MIX, EXAMPLES, ORACLES, ROOT, TESTS, example, flat, own_forward_agrees  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -65,20 +48,6 @@ def eager_agrees(vmap: Any, prog: adv.Program, x: Any) -> None:
     y0, back0 = adv.engine("jax").vjp(prog, x)
     np.testing.assert_allclose(flat(y), flat(y0), rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(flat(back(y0)), flat(back0(y0)), rtol=1e-12, atol=1e-12)
-
-
-def own_forward_agrees(vmap: Any, prog: adv.Program, x: Any, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    y, back = vmap.vjp(prog, x)
-    leaves = real_leaves(x)
-    dx = replace_leaves(
-        x, [rng.standard_normal(np.shape(t)) if np.ndim(t) else float(rng.standard_normal()) for t in leaves]
-    )
-    _, ty = vmap.jvp(prog, x, dx)
-    dy = replace_leaves(y, [np.ones(np.shape(t)) if np.ndim(t) else 1.0 for t in real_leaves(y)])
-    lhs = float(flat(back(dy)) @ flat(dx))
-    rhs = float(flat(dy) @ flat(ty))
-    assert lhs == pytest.approx(rhs, rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.peers

@@ -71,6 +71,7 @@ _ADAPTERS: dict[str, tuple[str, str, str]] = {
     "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
     "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
     "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),
+    "torch-checkpoint": ("advalidate.impl.adapters.torch_transforms:TorchCheckpointEngine", "torch", "torch"),
 }
 
 

@@ -27,12 +27,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ...lang import core as C
 from ...lang.compile import INT_PRIMS, Budget, Compiler
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
-from ...lang.types import Array, Real, prune
 from ...lang.xp import XpArrays, convert_xp
+from .checkpoint import CheckpointCompiler
 from .jax import F64, JaxEngine, JaxOps
 from .tensor import Branches, branching_ops
 
@@ -212,34 +211,6 @@ class JaxVmapEngine(TracedJaxEngine):
 
     def runtime(self, ops: Any, xp: Any) -> XpArrays:
         return VmapArrays(ops, xp, self.tracing)
-
-
-def _checkpointable(ty: Any) -> bool:
-    """A real or an array of reals: what `jax.checkpoint` can return."""
-    ty = prune(ty)
-    return isinstance(ty, Real) or (isinstance(ty, Array) and isinstance(prune(ty.elem), Real))
-
-
-class CheckpointCompiler(Compiler):
-    """The compiler with the right-hand side of every `let` of a real or an array of reals wrapped
-    by `wrap` (the code of the subterm -> the code run under `jax.checkpoint`)."""
-
-    def __init__(self, prims: dict[str, Any], steps: Budget, wrap: Callable[[Any], Any]) -> None:
-        super().__init__(prims, steps)
-        self.wrap = wrap
-        self.bound: set[int] = set()
-
-    def let_chain(self, e: C.Let, s: Any) -> Any:
-        b: Any = e
-        while isinstance(b, C.Let):
-            if _checkpointable(b.rhs.ty):
-                self.bound.add(id(b.rhs))
-            b = b.body
-        return super().let_chain(e, s)
-
-    def expr(self, e: C.CExpr, s: Any) -> Any:
-        code = super().expr(e, s)
-        return self.wrap(code) if id(e) in self.bound else code
 
 
 class JaxCheckpointEngine(TracedJaxEngine):
