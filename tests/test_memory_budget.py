@@ -93,6 +93,10 @@ def _array_nodes(e):
 
 
 def test_max_reals_option_and_environment(tmp_path, capsys, monkeypatch):
+    # `--max-reals` writes the environment variable (for campaign workers). Setting it (empty: no
+    # budget given) through monkeypatch first makes monkeypatch restore its state before the test,
+    # so no later test in this process inherits a budget of 4096 reals.
+    monkeypatch.setenv(limits.MAX_REALS_ENV, "")
     f = tmp_path / "n12.adv"
     f.write_text(nested_sums(12))
     assert main(["--max-reals", "4000", "run", str(f)]) == 2
