@@ -345,7 +345,8 @@ def test_pytest_plugin_fuzzes_an_outside_engine(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_correct_engines_survive_two_minutes(tmp_path: Path) -> None:
     out = tmp_path / "f"
-    res = cli("fuzz", "--seconds", "120", "--seed", "2024", "--out", str(out), "--progress", "plain", timeout=400)
+    args = ("--seconds", "1200", "--programs", "150", "--seed", "2024", "--out", str(out), "--progress", "plain")
+    res = cli("fuzz", *args, timeout=1500)
     summary = json.loads((out / "summary.json").read_text())
     assert res.returncode == 0, res.stdout + res.stderr
     assert summary["findings"] == [] and summary["verdicts"]["fail"] == 0
@@ -358,6 +359,7 @@ def test_fuzz_engine_helper_raises_with_the_findings(tmp_path: Path) -> None:
 
     sys.path.insert(0, str(TESTS))
     with pytest.raises(AssertionError) as info:
-        fuzz_engine(BROKEN, seconds=10, seed=4, oracles=["fd"], workers=1, out=tmp_path / "o")
+        fuzz_engine(BROKEN, seconds=600, programs=60, seed=4, oracles=["fd"], workers=1, out=tmp_path / "o")
     assert "broken-sin" in str(info.value) and "sin" in str(info.value)
-    assert fuzz_engine("tape", seconds=5, seed=4, oracles=["fd"], workers=1, out=tmp_path / "p")["findings"] == []
+    clean = fuzz_engine("tape", seconds=600, programs=20, seed=4, oracles=["fd"], workers=1, out=tmp_path / "p")
+    assert clean["findings"] == []
