@@ -11,7 +11,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..lang import core as C
 from ..lang.program import Program
 from .behaved import well_behaved
 from .build import Built, build, to_program
@@ -91,14 +90,4 @@ def generate(
 def _has_required(prog: Program, require: frozenset[str]) -> bool:
     """Whether the program uses the required features that a program can miss: array code for
     "arrays" (an array in the input type alone is no array program), derivative operators for "nested"."""
-    return ("arrays" not in require or _array_code(prog)) and ("nested" not in require or prog.uses_derivatives)
-
-
-def _array_code(prog: Program) -> bool:
-    stack = [prog.core]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, C.ARRAY_NODES):
-            return True
-        stack.extend(C.subexprs(e))
-    return False
+    return ("arrays" not in require or prog.array_code) and ("nested" not in require or prog.uses_derivatives)

@@ -66,8 +66,11 @@ class Program:
     @functools.cached_property
     def uses_arrays(self) -> bool:
         """Whether arrays occur in the program's type or in its code (seed 004's language)."""
-        if any_part(self.input_type, _is_array) or any_part(self.output_type, _is_array):
-            return True
+        return any_part(self.input_type, _is_array) or any_part(self.output_type, _is_array) or self.array_code
+
+    @functools.cached_property
+    def array_code(self) -> bool:
+        """Whether an array construct occurs in the program's code (not only in its type)."""
         stack = [self.core]
         while stack:
             e = stack.pop()
