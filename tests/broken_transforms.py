@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from advalidate.impl.adapters.jax import JaxNamespace
-from advalidate.impl.adapters.jax_transforms import JaxCheckpointEngine, JaxVmapEngine
+from advalidate.impl.adapters.jax_transforms import JaxCheckpointEngine, JaxTransformNamespace, JaxVmapEngine
 
 
 @jax.custom_batching.custom_vmap
@@ -72,8 +72,8 @@ class WrongRecompute(JaxCheckpointEngine):
 
     name = "jax-checkpoint-wrong-recompute"
 
-    def checkpointed(self, code: Any) -> Any:
-        right = super().checkpointed(code)
+    def checkpointed(self, code: Any, xp: Any) -> Any:
+        right = super().checkpointed(code, xp)
         stop = jax.lax.stop_gradient
 
         def run(f: list) -> Any:
@@ -84,3 +84,37 @@ class WrongRecompute(JaxCheckpointEngine):
             return stop(jnp.asarray(y)) + elsewhere - stop(elsewhere)
 
         return run
+
+
+class SelfContainedWrongBatching(JaxTransformNamespace):
+    """`multiply` with the planted wrong batching rule of `WrongBatchedMul`, written inside the
+    method so that a finding's `repro.py` (which copies the namespace's source) carries it."""
+
+    def multiply(self, a: Any, b: Any) -> Any:
+        @jax.custom_batching.custom_vmap
+        def factor(x: Any) -> Any:
+            return x
+
+        @factor.def_vmap
+        def _batched(axis_size: int, in_batched: list, x: Any) -> tuple[Any, Any]:
+            return 1.5 * x, in_batched[0]  # the planted bug
+
+        @jax.custom_jvp
+        def mul(a: Any, b: Any) -> Any:
+            return jnp.multiply(a, b)
+
+        @mul.defjvp
+        def _jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+            (a, b), (da, db) = primals, tangents
+            return mul(a, b), da * factor(b) + factor(a) * db
+
+        return mul(jnp.asarray(a), jnp.asarray(b))
+
+
+class WrongBatchedArrayMul(JaxVmapEngine):
+    """`jax-vmap` whose array `*` has the planted wrong batching rule (in its namespace)."""
+
+    name = "jax-vmap-wrong-array-mul"
+
+    def namespace(self) -> Any:
+        return SelfContainedWrongBatching(self.branches)

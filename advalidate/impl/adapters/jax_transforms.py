@@ -27,13 +27,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ...lang.compile import INT_PRIMS, Budget, Compiler
+from ...lang.compile import Budget, Compiler
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
 from ...lang.xp import XpArrays, convert_xp
 from .checkpoint import CheckpointCompiler
-from .jax import F64, JaxEngine, JaxOps
+from .jax import F64, JaxEngine, JaxNamespace, JaxOps
+from .repro import Sym
 from .tensor import Branches, branching_ops
+from .transforms import Tracing, int_prims, raw_int
 
 #: The errors by which JAX says a traced value was needed concretely: the build cannot be batched.
 _CONCRETE = (
@@ -43,29 +45,10 @@ _CONCRETE = (
     jax.errors.TracerArrayConversionError,
 )
 
-#: Integer primitives without the eager checks (bit length, zero divisor), for traced indices.
-_RAW_INT: dict[str, Callable[..., Any]] = {
-    "iadd": lambda a, b: a + b,
-    "isub": lambda a, b: a - b,
-    "imul": lambda a, b: a * b,
-    "idiv": lambda a, b: a // b,
-    "imod": lambda a, b: a % b,
-}
-
 
 def _traced(*args: Any) -> bool:
-    return any(isinstance(a, jax.core.Tracer) for a in args)
-
-
-class Tracing:
-    """Whether the transformation is applied (`on`), how deep inside transformed regions a run is
-    (`depth`: no primal can be read there) and how many regions were transformed (`count`, which
-    the tests read to see that the transformation ran)."""
-
-    def __init__(self) -> None:
-        self.on = False
-        self.depth = 0
-        self.count = 0
+    """Whether an argument is a JAX tracer (also inside a reproducer's traced value, `repro.Sym`)."""
+    return any(isinstance(a.value if isinstance(a, Sym) else a, jax.core.Tracer) for a in args)
 
 
 def traced_ops(branches: Branches, batching: Tracing) -> Any:
@@ -83,6 +66,10 @@ def traced_ops(branches: Branches, batching: Tracing) -> Any:
 
         def real(self, n: Any) -> Any:  # `real i` of a traced index
             return jnp.asarray(n, dtype=F64) if _traced(n) else base.real(self, n)
+
+        def int_op(self, name: str, *args: Any) -> Any:
+            """An integer primitive on a traced index, by JAX's integer arithmetic (no eager checks)."""
+            return raw_int(name, *args)
 
         def tan(self, a: Any) -> Any:
             return self._checked("tan", a)
@@ -115,7 +102,7 @@ class VmapArrays(XpArrays):
         self.batching.depth += 1
         self.batching.count += 1
         try:
-            out = jax.vmap(lambda i: jnp.asarray(fn(i), dtype=F64))(jnp.arange(k))
+            out = self.xp.vmap(fn, k)
         except _CONCRETE as exc:
             raise NotImplementedError(
                 f"jax-vmap: a build body that needs its index or a real concretely (an `if`, a comparison, "
@@ -123,7 +110,7 @@ class VmapArrays(XpArrays):
             ) from None
         finally:
             self.batching.depth -= 1
-        return jnp.reshape(out, shape)
+        return self.xp.reshape(out, shape)
 
     def index(self, a: Any, idxs: Any, shape: tuple[int, ...], elem: str, fill: Any) -> Any:
         if elem != "R" or not _traced(*idxs):
@@ -131,30 +118,39 @@ class VmapArrays(XpArrays):
         a = self.arr(a)
         if 0 in tuple(a.shape[: len(idxs)]):  # every index is out of range (JAX's gather refuses it)
             return self.zeros(shape) if fill is None else self.full(shape, elem, fill())
-        ix = tuple(jnp.asarray(i) for i in idxs)
-        out = a.at[ix].get(mode="fill", fill_value=0.0, wrap_negative_indices=False)
         if fill is None:
-            return out
-        inside = jnp.all(jnp.stack([(i >= 0) & (i < n) for i, n in zip(ix, a.shape)]))
-        return jnp.where(inside, out, jnp.asarray(fill(), dtype=F64))
+            return self.xp.take_fill(a, tuple(idxs))
+        return self.xp.take_fill_or(a, tuple(idxs), fill())
 
 
-def _int_prims() -> dict[str, Callable[..., Any]]:
-    """The language's integer primitives, with traced arguments computed by JAX unchecked."""
-    out: dict[str, Callable[..., Any]] = {}
-    for name, op in INT_PRIMS.items():
-        raw = _RAW_INT.get(name, op)
+class JaxTransformNamespace(JaxNamespace):
+    """`jax.numpy` with the transformations as namespace calls, so a finding's `repro.py` (which
+    copies this class) applies the same transformation: `vmap` (a build of reals over its index),
+    `checkpoint` (a let-bound subterm, `policy` of the engine), `take_fill` with traced indices."""
 
-        def prim(*args: Any, _op: Callable = op, _raw: Callable = raw) -> Any:
-            return _raw(*args) if _traced(*args) else _op(*args)
+    policy: Any = None
 
-        out[name] = prim
-    return out
+    def vmap(self, fn: Any, k: int) -> Any:
+        return jax.vmap(lambda i: jnp.asarray(fn(i), dtype=F64))(jnp.arange(k))
+
+    def checkpoint(self, fn: Any) -> Any:
+        return jax.checkpoint(lambda: jnp.asarray(fn(), dtype=F64), policy=self.policy)()
+
+    def take_fill_or(self, a: Any, idxs: tuple, fill: Any) -> Any:
+        """`a[idxs]` (traced indices), `fill` where an index is out of range."""
+        inside = jnp.all(jnp.stack([(jnp.asarray(i) >= 0) & (jnp.asarray(i) < n) for i, n in zip(idxs, a.shape)]))
+        return jnp.where(inside, self.take_fill(a, idxs), jnp.asarray(fill, dtype=F64))
+
+
+class JaxCheckpointPolicyNamespace(JaxTransformNamespace):
+    policy = staticmethod(jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
 
 
 class TracedJaxEngine(JaxEngine):
     """`jax` with a transformation applied to regions of the program, after an eager run of the same
     program (the transformation off) that raises the language's domain errors."""
+
+    transformation = ""  # what a finding's repro.py applies, in words
 
     def __init__(self) -> None:
         super().__init__()
@@ -163,31 +159,41 @@ class TracedJaxEngine(JaxEngine):
     def ops(self) -> Any:
         return traced_ops(self.branches, self.tracing)
 
+    def namespace(self) -> Any:
+        return JaxTransformNamespace(self.branches)
+
     def lowering_table(self) -> Any:
         """None: the lowering tables' calls are the eager engines' (`jax`); here the transformation
         is what is tested."""
         return None
 
-    def compiler(self, prims: dict[str, Any], steps: Budget) -> Compiler:
+    def compiler(self, prims: dict[str, Any], steps: Budget, xp: Any) -> Compiler:
         return Compiler(prims, steps)
 
-    def program(self, prog: Program) -> Callable[[Any], Any]:
-        ops = self.ops()
+    def compile_rt(self, prog: Program, ops: Any, rt: XpArrays) -> Callable[..., Any]:
+        """The program over `ops` and the runtime `rt`, run with the transformation on (`on=True`,
+        what a reproducer traces) or off (the eager run)."""
         prims = numeric_prims(ops)
-        prims.update(_int_prims())
-        prims["arrays"] = self.runtime(ops, self.namespace())
+        prims.update(int_prims(ops, _traced))
+        prims["arrays"] = rt
         steps = Budget(None)
-        fn = run_deep(lambda: self.compiler(prims, steps).compile_program(prog.core))
+        fn = run_deep(lambda: self.compiler(prims, steps, rt.xp).compile_program(prog.core))
         din, dout = prog.input_type, prog.output_type
         tracing = self.tracing
 
-        def run(x: Any, on: bool) -> Any:
+        def run(x: Any, on: bool = True) -> Any:
             steps.reset()
             tracing.on, tracing.depth = on, 0
             try:
                 return run_deep(lambda: convert_xp(fn(convert_xp(x, din, internal=True)), dout, internal=False))
             finally:
                 tracing.on = False
+
+        return run
+
+    def program(self, prog: Program) -> Callable[[Any], Any]:
+        ops = self.ops()
+        run = self.compile_rt(prog, ops, self.runtime(ops, self.namespace()))
 
         def f(x: Any) -> Any:
             run(x, False)
@@ -196,7 +202,7 @@ class TracedJaxEngine(JaxEngine):
         return f
 
     def repro_info(self) -> dict[str, Any]:
-        raise NotImplementedError(f"{self.name}: a standalone repro.py with the transformation is not written yet")
+        return {**super().repro_info(), "what": f"jax.vjp, eager, with {self.transformation}"}
 
 
 class JaxVmapEngine(TracedJaxEngine):
@@ -204,6 +210,7 @@ class JaxVmapEngine(TracedJaxEngine):
 
     name = "jax-vmap"
     semantics = "language: JAX's fill / drop modes, builds batched by jax.vmap"
+    transformation = "every build of reals as jax.vmap over its index (ns.vmap)"
 
     @property
     def batching(self) -> Tracing:
@@ -219,13 +226,14 @@ class JaxCheckpointEngine(TracedJaxEngine):
 
     name = "jax-checkpoint"
     semantics = "language: JAX's fill / drop modes, let-bound subterms under jax.checkpoint"
+    transformation = "let-bound subterms under jax.checkpoint (ns.checkpoint)"
     policy: Any = None
 
-    def compiler(self, prims: dict[str, Any], steps: Budget) -> Compiler:
-        return CheckpointCompiler(prims, steps, self.checkpointed)
+    def compiler(self, prims: dict[str, Any], steps: Budget, xp: Any) -> Compiler:
+        return CheckpointCompiler(prims, steps, lambda code: self.checkpointed(code, xp))
 
-    def checkpointed(self, code: Callable[[list], Any]) -> Callable[[list], Any]:
-        tracing, policy = self.tracing, self.policy
+    def checkpointed(self, code: Callable[[list], Any], xp: Any) -> Callable[[list], Any]:
+        tracing = self.tracing
 
         def run(f: list) -> Any:
             if not tracing.on:
@@ -233,7 +241,7 @@ class JaxCheckpointEngine(TracedJaxEngine):
             tracing.depth += 1
             tracing.count += 1
             try:
-                return jax.checkpoint(lambda: jnp.asarray(code(f), dtype=F64), policy=policy)()
+                return xp.checkpoint(lambda: code(f))
             except _CONCRETE as exc:
                 raise NotImplementedError(
                     f"{self.name}: a let-bound subterm that needs a real concretely (an `if`, a comparison) "
@@ -251,4 +259,8 @@ class JaxCheckpointPolicyEngine(JaxCheckpointEngine):
 
     name = "jax-checkpoint-policy"
     semantics = "language: JAX's fill / drop modes, let-bound subterms under jax.checkpoint with a policy"
-    policy = staticmethod(jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
+    transformation = "let-bound subterms under jax.checkpoint with a policy (ns.checkpoint)"
+    policy = staticmethod(JaxCheckpointPolicyNamespace.policy)
+
+    def namespace(self) -> Any:
+        return JaxCheckpointPolicyNamespace(self.branches)

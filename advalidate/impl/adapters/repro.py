@@ -39,12 +39,15 @@ from ...lang.program import Program, evaluate
 from ...lang.types import Type
 from ...lang.xp import NAMESPACE_FUNCTIONS
 from .common import LeafFn, operator_jvp, operator_vjp
-from .leaves import real_leaves, replace_leaves, to_python_rt
+from .leaves import real_leaves, replace_leaves
 from .specials import XP_NAMES
+from .transforms import INT_TEXT
 
 EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop")
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+#: The namespace calls that transform a function of the program (issue #26: `jax-vmap`, ...).
+TRANSFORMATIONS = ("vmap", "checkpoint")
 
 
 class Sym:
@@ -137,6 +140,8 @@ class TraceNamespace:
         fn = getattr(self._inner, name)
         if name in XP_NAMES and XP_NAMES[name] in self._specials:
             return _traced_special(self._trace, self._lift, fn, self._specials[XP_NAMES[name]])
+        if name in TRANSFORMATIONS:
+            return self._transformation(name, fn)
         if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS and not name.startswith("lw_"):
             return lambda *args: fn(*unwrap(args))  # not a library call of the program (`values`)
 
@@ -145,6 +150,37 @@ class TraceNamespace:
             if name == "asnumpy":  # a branch decision: fixed in the trace
                 return out
             return self._trace.fresh(out, f"ns.{name}({', '.join(literal(a, self._lift) for a in args)})")
+
+        return call
+
+    def _transformation(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """A transformation of the library applied to a region of the program (`ns.vmap(fK, k)`,
+        `ns.checkpoint(fK)`): the region, traced when the library first called it, is the nested
+        `def fK(...)` written before the call."""
+        trace, lift = self._trace, self._lift
+
+        def call(body: Callable[..., Any], *rest: Any) -> Any:
+            region: dict[str, Any] = {}
+
+            def inner(*params: Any) -> Any:
+                if "lines" in region:  # called again (a recomputation): traced once
+                    return unwrap(body(*params))
+                syms = [Sym(trace.name(), p) for p in params]
+                outer, trace.lines = trace.lines, []
+                try:
+                    out = body(*syms)
+                finally:
+                    region["lines"], trace.lines = trace.lines, outer
+                region["head"] = ", ".join(p.name for p in syms)
+                region["out"] = literal(out, lift)
+                return unwrap(out)
+
+            fname = trace.name("f")
+            result = fn(inner, *unwrap(rest))
+            trace.lines.append(f"    def {fname}({region['head']}):")
+            trace.lines.extend("    " + ln for ln in region["lines"])
+            trace.lines.append(f"        return {region['out']}")
+            return trace.fresh(result, f"ns.{name}({fname}{''.join(', ' + literal(r, lift) for r in rest)})")
 
         return call
 
@@ -169,8 +205,21 @@ class TraceOps:
             return _traced_special(self._trace, self._lift, fn, self._specials[name])
         if name in ("lt", "le", "gt", "ge"):
             return lambda a, b: fn(unwrap(a), unwrap(b))
-        if name in ("const", "real"):
+        if name == "real":  # of an index: a traced one inside a transformed region
+            return lambda r: (
+                self._trace.fresh(fn(r.value), f"{self._lib}.asarray({r.name}, dtype={self._lib}.float64)")
+                if isinstance(r, Sym)
+                else self._trace.fresh(fn(r), self._lift(repr(float(r))))
+            )
+        if name == "const":
             return lambda r: self._trace.fresh(fn(r), self._lift(repr(float(r))))
+        if name == "int_op":  # integer arithmetic on a traced index (transforms.INT_TEXT)
+            return lambda op, *args: self._trace.fresh(
+                fn(op, *unwrap(args)),
+                f" {INT_TEXT[op]} ".join(literal(a, self._lift) for a in args)
+                if len(args) == 2
+                else f"{INT_TEXT[op]}{literal(args[0], self._lift)}",
+            )
         if name in BINARY:
             op = BINARY[name]
             return lambda a, b: self._trace.fresh(
@@ -235,8 +284,7 @@ def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[s
     trace = Trace()
     ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"], r.get("specials"))
     xp = TraceNamespace(engine.namespace(), trace, r["lift"], r.get("specials"))
-    rt = engine.runtime(ops, xp)
-    f = to_python_rt(prog, ops, rt)
+    f = engine.compile_rt(prog, ops, engine.runtime(ops, xp))
     leaves = real_leaves(x)
     syms = [Sym(f"x{k}", engine.to_lib(leaf)) for k, leaf in enumerate(leaves)]
     y = f(replace_leaves(x, syms))

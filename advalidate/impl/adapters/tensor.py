@@ -145,10 +145,14 @@ class TensorEngine(AdapterEngine):
     def vjp_leaves(self, fn: Callable[[list], list], leaves: list) -> LeafVjp:
         raise NotImplementedError
 
+    def compile_rt(self, prog: Program, ops: Any, rt: XpArrays) -> Callable[[Any], Any]:
+        """The program over `ops` and the array runtime `rt` (a reproducer traces it with its own)."""
+        return to_python_rt(prog, ops, rt)
+
     def program(self, prog: Program) -> Callable[[Any], Any]:
         """The program as a Python function of library values."""
         ops = self.ops()
-        return to_python_rt(prog, ops, self.runtime(ops, self.namespace()))
+        return self.compile_rt(prog, ops, self.runtime(ops, self.namespace()))
 
     def _leaves_fn(self, prog: Program, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
         f = self.program(prog)

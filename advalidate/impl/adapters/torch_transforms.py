@@ -14,14 +14,24 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.utils.checkpoint import checkpoint
+import torch.utils.checkpoint
 
 from ...lang.compile import Budget
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
-from ...lang.xp import convert_xp
+from ...lang.xp import XpArrays, convert_xp
 from .checkpoint import CheckpointCompiler
-from .torch import TorchEngine
+from .torch import TorchEngine, TorchNamespace
+
+
+class TorchCheckpointNamespace(TorchNamespace):
+    """torch with `checkpoint` as a namespace call, so a finding's `repro.py` (which copies this
+    class) checkpoints the same subterms."""
+
+    def checkpoint(self, fn: Any) -> Any:
+        return torch.utils.checkpoint.checkpoint(
+            lambda: torch.as_tensor(fn(), dtype=torch.float64), use_reentrant=False
+        )
 
 
 class TorchCheckpointEngine(TorchEngine):
@@ -33,27 +43,30 @@ class TorchCheckpointEngine(TorchEngine):
         self.count = 0  # subterms checkpointed (the tests read it)
         self.recomputed = 0  # runs of checkpointed subterms, forward and recomputation
 
+    def namespace(self) -> Any:
+        return TorchCheckpointNamespace()
+
     def lowering_table(self) -> Any:
         """None: the table's calls are judged by `torch`; here the transformation is tested."""
         return None
 
-    def checkpointed(self, code: Callable[[list], Any]) -> Callable[[list], Any]:
+    def checkpointed(self, code: Callable[[list], Any], xp: Any) -> Callable[[list], Any]:
         def run(f: list) -> Any:
             def inner() -> Any:
                 self.recomputed += 1
-                return torch.as_tensor(code(f), dtype=torch.float64)
+                return code(f)
 
             self.count += 1
-            return checkpoint(inner, use_reentrant=False)
+            return xp.checkpoint(inner)
 
         return run
 
-    def program(self, prog: Program) -> Callable[[Any], Any]:
-        ops = self.ops()
+    def compile_rt(self, prog: Program, ops: Any, rt: XpArrays) -> Callable[[Any], Any]:
         prims = numeric_prims(ops)
-        prims["arrays"] = self.runtime(ops, self.namespace())
+        prims["arrays"] = rt
         steps = Budget(None)
-        fn = run_deep(lambda: CheckpointCompiler(prims, steps, self.checkpointed).compile_program(prog.core))
+        compiler = CheckpointCompiler(prims, steps, lambda code: self.checkpointed(code, rt.xp))
+        fn = run_deep(lambda: compiler.compile_program(prog.core))
         din, dout = prog.input_type, prog.output_type
 
         def f(x: Any) -> Any:
@@ -63,4 +76,9 @@ class TorchCheckpointEngine(TorchEngine):
         return f
 
     def repro_info(self) -> dict[str, Any]:
-        raise NotImplementedError(f"{self.name}: a standalone repro.py with the transformation is not written yet")
+        info = super().repro_info()
+        return {
+            **info,
+            "imports": info["imports"].replace("import torch\n", "import torch\nimport torch.utils.checkpoint\n", 1),
+            "what": "torch.autograd.grad, let-bound subterms under torch.utils.checkpoint (ns.checkpoint)",
+        }

@@ -1,0 +1,90 @@
+"""`repro.py` of the transformation engines (issue #26): the script applies the same transformation
+with the library's own API (`ns.vmap` = `jax.vmap`, `ns.checkpoint` = `jax.checkpoint` /
+`torch.utils.checkpoint.checkpoint`), runs in a clean interpreter, exits 1 while a planted bug of
+the transformation is there and 0 without it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from transform_checks import ORACLES, TESTS
+
+import advalidate as adv
+from advalidate.oracles import check
+
+
+def planted(module: str, name: str) -> Any:
+    sys.path.insert(0, str(TESTS))
+    try:
+        mod = __import__(module)
+    finally:
+        sys.path.remove(str(TESTS))
+    return getattr(mod, name)()
+
+
+def run_repro(eng: Any, prog: adv.Program, x: Any, tmp_path: Path) -> tuple[str, subprocess.CompletedProcess]:
+    y, _ = eng.vjp(prog, x)
+    dy = np.linspace(1.0, 2.0, np.size(y)).reshape(np.shape(y)) if np.ndim(y) else 1.5
+    script = eng.repro(prog, x, dy)
+    assert "advalidate" not in "\n".join(ln for ln in script.splitlines() if ln.startswith(("import", "from")))
+    (tmp_path / "repro.py").write_text(script)
+    # a clean interpreter (-I: no PYTHONPATH, no user site) in an empty directory: advalidate is not importable
+    out = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return script, out
+
+
+BATCHED = r"\(a : Array [3, 2] R) -> build1 3 (\i -> sumOuter ((a ! [i]) * (a ! [i - 1])))"
+
+
+@pytest.mark.peers
+def test_the_repro_of_a_planted_wrong_batching_rule_applies_jax_vmap_and_fails(tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    prog = adv.parse(BATCHED)
+    x = np.array([[0.5, 1.0], [2.0, -1.0], [1.5, 0.25]])
+    eng = planted("broken_transforms", "WrongBatchedArrayMul")
+    res = check(prog, x, engines=[eng], oracles=["fd"])
+    assert res.verdicts[0].status == "fail", res.report("all")
+    script, out = run_repro(eng, prog, x, tmp_path)
+    assert "ns.vmap(f" in script and "jax.vmap(" in script
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "library gradient matches the expected one: False" in out.stdout
+    assert "library value matches the expected one: True" in out.stdout  # the primal is right
+    _, out = run_repro(adv.engine("jax-vmap"), prog, x, tmp_path)  # without the planted rule
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+CHECKPOINTED = r"\(a : Array [3] R) -> let b = sin a in let c = sumOuter (b * a) in c * exp (sumOuter a)"
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", ["jax-checkpoint", "jax-checkpoint-policy", "jax-vmap"])
+def test_the_repro_of_a_right_jax_transformation_passes(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    prog = adv.parse(CHECKPOINTED if "checkpoint" in name else BATCHED)
+    x = np.array([0.5, 1.0, -2.0]) if "checkpoint" in name else np.array([[0.5, 1.0], [2.0, -1.0], [1.5, 0.25]])
+    script, out = run_repro(adv.engine(name), prog, x, tmp_path)
+    assert ("ns.checkpoint(f" if "checkpoint" in name else "ns.vmap(f") in script
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.peers
+def test_the_repro_of_a_planted_wrong_recomputation_applies_torch_checkpoint_and_fails(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    prog = adv.parse(CHECKPOINTED)
+    x = np.array([0.5, 1.0, -2.0])
+    eng = planted("broken_torch_transforms", "WrongTorchRecompute")
+    res = check(prog, x, engines=[eng], oracles=ORACLES)
+    assert [v.status for v in res.verdicts] == ["fail"] * len(ORACLES), res.report("all")
+    res = check(prog, x, engines=[adv.engine("torch-checkpoint")], oracles=ORACLES)
+    assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), res.report("all")
+    script, out = run_repro(eng, prog, x, tmp_path)
+    assert "torch.utils.checkpoint.checkpoint(" in script and "ns.checkpoint(f" in script
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "library gradient matches the expected one: False" in out.stdout
+    _, out = run_repro(adv.engine("torch-checkpoint"), prog, x, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
