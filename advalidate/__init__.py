@@ -7,8 +7,9 @@ through `engine_names`, `engine` and `show`, and the oracles through `check` and
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import exports
 
 if TYPE_CHECKING:
     from .lang.program import Program
@@ -47,18 +48,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
-
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
 
 __all__ = [
     "AdvError",

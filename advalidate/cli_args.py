@@ -104,16 +104,15 @@ class UsageError(Exception):
 
 
 def known_names() -> dict[str, list[str]]:
-    """Engines, adapters, oracles and program families, by kind (for help texts and suggestions)."""
-    from .generators.families import FAMILIES
-    from .impl.registry import adapter_names, engine_names
-    from .oracles import oracle_names
+    """Engines, adapters, oracles and program families, by kind (for help texts and suggestions), read
+    from `advalidate.names` without importing any of them."""
+    from . import names
 
     return {
-        "engines": engine_names(),
-        "adapters": adapter_names(),
-        "oracles": list(oracle_names()),
-        "families": list(FAMILIES),
+        "engines": list(names.ENGINES),
+        "adapters": list(names.ADAPTERS),
+        "oracles": list(names.ORACLES),
+        "families": list(names.FAMILIES),
     }
 
 

@@ -33,8 +33,7 @@ from typing import Any
 
 from ..lang import ast as A
 from ..lang.specials import SPECIALS
-
-FINDING_JSON = "finding.json"
+from .layout import FINDING_JSON
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:

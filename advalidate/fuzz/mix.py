@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 #: Engine feature (`supports` / `requires`, those a check declines by: oracles.context.FEATURES_CHECKED)
-#: -> the generator features (generators.rules.FEATURES) that make programs use it.
+#: -> the generator features (names.FEATURES) that make programs use it.
 GENERATOR_FEATURES: dict[str, tuple[str, ...]] = {
     "arrays": ("arrays",),
     "nested": ("nested",),

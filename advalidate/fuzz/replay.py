@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..lang.program import parse
-from ..lang.values import parse_value
-from .findings import FINDING_JSON, reproduce_command
+from .layout import FINDING_JSON
 
 
 class ReplayError(Exception):
@@ -92,6 +90,7 @@ def choose_engine(info: dict[str, Any], d: Path, given: Any = None) -> Any:
     finding's own engine if it is a built-in one. Never imports a plug-in named by the directory."""
     from ..cli_args import cli_engine
     from ..impl.registry import EngineError, is_builtin, valid_spec
+    from .findings import reproduce_command
 
     if given is not None and not isinstance(given, str):
         return given
@@ -118,7 +117,9 @@ def choose_engine(info: dict[str, Any], d: Path, given: Any = None) -> Any:
 def replay(directory: Path | str, engine: Any = None, original: bool = False) -> ReplayResult:
     """Re-run the check of a finding. `engine`: a name, `module:attr` or engine object to use
     instead of the finding's own (which is used only when it is a built-in engine)."""
-    from ..oracles import oracle_names
+    from ..lang.program import parse
+    from ..lang.values import parse_value
+    from ..oracles import check, oracle_names
 
     d = Path(directory)
     info = read_finding_json(d)
@@ -140,8 +141,6 @@ def replay(directory: Path | str, engine: Any = None, original: bool = False) ->
     eng = choose_engine(info, d, engine)
     prog = parse(text, filename=str(d / pname))
     x = parse_value(input_text, prog.input_type, filename=str(d / iname))
-    from ..oracles import check
-
     res = check(prog, x, engines=[eng], oracles=[oracle], seed=seed)
     v = res.verdicts[0]
     label = engine if isinstance(engine, str) else str(getattr(eng, "name", "") or recorded_engine(info, d))

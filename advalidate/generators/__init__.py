@@ -8,24 +8,24 @@ case = generate(seed, size)        # case.program, case.input, case.features, ca
 `well_behaved(program, x)` is the one predicate deciding whether a run is usable by the oracles;
 `FAMILIES` holds the parameterised program families of the complexity work, `ARRAY_FAMILIES` those
 on arrays (seed 004; the tree-cotangent stages decline them), `ALL_FAMILIES` both.
+
+Every name is imported when first used (PEP 562): `advalidate gen --help` and `advalidate fuzz
+--help` load neither the generator's numpy nor Hypothesis.
 """
 
 from __future__ import annotations
 
-from .behaved import well_behaved
-from .rules import FEATURES
-from .seeded import GeneratedCase, generate
-from .strategies import program_inputs, programs
+from ..lazy import exports
 
-__all__ = [
-    "ALL_FAMILIES", "ARRAY_FAMILIES", "FEATURES", "FAMILIES", "GeneratedCase", "generate", "program_inputs",
-    "programs", "well_behaved",
-]  # fmt: skip
-
-
-def __getattr__(name: str):  # the families are built lazily (they import more)
-    if name in ("FAMILIES", "ARRAY_FAMILIES", "ALL_FAMILIES"):
-        from . import families
-
-        return getattr(families, name)
-    raise AttributeError(name)
+#: Where each public name lives.
+_EXPORTS = {
+    **dict.fromkeys(("ALL_FAMILIES", "ARRAY_FAMILIES", "FAMILIES"), ".families"),
+    "FEATURES": "..names",
+    "GeneratedCase": ".seeded",
+    "generate": ".seeded",
+    "program_inputs": ".strategies",
+    "programs": ".strategies",
+    "well_behaved": ".behaved",
+}
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

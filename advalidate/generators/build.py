@@ -28,10 +28,11 @@ from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
 from ..lang.types import BOOL, Array, Int, List, Pair, R, Real, Sum, Type, Unit, Z
 from ..lang.values import Inl, Inr
+from ..names import FEATURES
 from .arrays import IDX_MAX, ArrayGen, fill, is_int_array, is_real_array
 from .choosers import Chooser
 from .nested import NestedGen, has_deriv
-from .rules import FEATURES, INPUT_LEN, INPUT_R, INPUT_Z, LR, PR, G, V, _call, _menu
+from .rules import INPUT_LEN, INPUT_R, INPUT_Z, LR, PR, G, V, _call, _menu
 
 #: Target sizes when none is given: buckets of AST node counts (weights, lo, hi), integer-only so
 #: that a seed means the same program on every machine.

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..cli_args import positive
-from .rules import FEATURES
+from ..names import FEATURES
 
 
 def features_arg(text: str) -> Any:

@@ -40,28 +40,6 @@ from ..lang import ast as A
 from ..lang.types import BOOL, UNIT, Array, Arrow, Int, List, Pair, R, Real, Sum, Type, Unit, Z
 from .choosers import Chooser
 
-# ---- features (swarm testing) -----------------------------------------------------------------
-
-#: Feature flags. A program is generated with a subset of them enabled; the rules a feature
-#: governs are never used without it. Arithmetic (+ - * / and negation) is always on.
-FEATURES: tuple[str, ...] = (
-    "let",  # let (with deliberate sharing of the bound value)
-    "lambda",  # user functions: let-bound lambdas, applications, closures
-    "hof",  # functions passed to and returned from functions
-    "pairs",  # tuples, projections, pair patterns
-    "sums",  # coproducts, inl / inr, case
-    "cond",  # if / case on Bool, real and integer comparisons
-    "letrec",  # recursion on a decreasing integer or on a list
-    "lists",  # list literals, cons, case on lists, map, sum, length
-    "fold",  # foldl and zipWith (with "lists")
-    "par",  # par (fork-join pairs); parmap (with "lists")
-    "ints",  # Z values and arithmetic, real
-    "transc",  # sin cos tan exp log sqrt tanh atan
-    "arrays",  # shape-typed arrays of seed 004 §3 (rules in `arrays.py`; its own share of the swarm mix)
-    "nested",  # grad / vjp / jvp of seed 001, nested (rules in `nested.py`; its own share, never with arrays)
-    "special",  # expm1 .. floor, pow atan2 hypot min max (rules in `specials.py`; its own share of the mix)
-)
-
 # ---- magnitude bounds -------------------------------------------------------------------------
 
 STD_R = 8.0  # function parameters, accumulators: reals within +-STD_R

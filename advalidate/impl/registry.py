@@ -5,39 +5,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from collections.abc import Callable
 from typing import Any
 
 from ..lang.errors import AdvError
 from ..lang.program import Program
+from ..names import ADAPTERS, ENGINES, load
 from .engine import Stage
-from .seed000.cayley import CayleyStage
-from .seed000.forward import ForwardStage
-from .seed000.mutable import MutableStage
-from .seed000.naive import Naive
-from .seed000.parallel import ParallelStage
-from .seed000.sparse import SparseStage
-from .seed000.staged import StagedStage
-from .seed000.tape import TapeStage
-from .seed004.compiled import CompiledStage
-from .seed004.dualarrays import BotStage, DualArraysStage
-from .seed004.scalar import DeltaStage
-
-_BUILTIN: dict[str, Callable[[], Any]] = {
-    "naive": Naive,
-    "staged": StagedStage,
-    "cayley": CayleyStage,
-    "sparse": SparseStage,
-    "mutable": MutableStage,
-    "tape": TapeStage,
-    "parallel": ParallelStage,
-    "forward": ForwardStage,
-    # seed 004: array reverse AD
-    "delta": DeltaStage,
-    "dualarrays": DualArraysStage,
-    "bot": BotStage,
-    "compiled": CompiledStage,
-}
 
 
 def eliminate_derivatives(stage: Stage, prog: Program) -> Any:
@@ -59,29 +32,13 @@ class EngineError(AdvError):
     """An unknown engine name or a plug-in that cannot be loaded."""
 
 
-# Adapters for outside AD systems (advalidate.impl.adapters): name -> (class, library, pip extra).
-# Imported only when asked for, so the libraries stay optional.
-_ADAPTERS: dict[str, tuple[str, str, str]] = {
-    "autograd": ("advalidate.impl.adapters.autograd:AutogradEngine", "autograd", "peers"),
-    "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
-    "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
-    "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),
-    "jax-checkpoint": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointEngine", "jax", "peers"),
-    "jax-checkpoint-policy": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyEngine", "jax", "peers"),
-    "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
-    "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
-    "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),
-    "torch-checkpoint": ("advalidate.impl.adapters.torch_transforms:TorchCheckpointEngine", "torch", "torch"),
-}
-
-
 def adapter_names() -> list[str]:
     """The adapters for outside AD systems (each needs its library installed)."""
-    return list(_ADAPTERS)
+    return list(ADAPTERS)
 
 
 def _adapter(name: str) -> Any:
-    spec, library, extra = _ADAPTERS[name]
+    spec, library, extra = ADAPTERS[name]
     try:
         importlib.import_module(spec.partition(":")[0])
     except ImportError as exc:
@@ -93,14 +50,20 @@ def _adapter(name: str) -> Any:
     return load_engine(spec)
 
 
+def builtin_class(name: str) -> type | None:
+    """The class of the built-in engine `name` (its module imported now), or None."""
+    spec = ENGINES.get(name)
+    return None if spec is None else load(spec)
+
+
 def engine_names() -> list[str]:
     """The built-in engines, in the order of the paper's stages."""
-    return list(_BUILTIN)
+    return list(ENGINES)
 
 
 def is_builtin(name: str) -> bool:
     """A name `engine` resolves without importing anything from outside advalidate (adapters too)."""
-    return name in _BUILTIN or name in _ADAPTERS
+    return name in ENGINES or name in ADAPTERS
 
 
 def is_plugin_spec(name: str) -> bool:
@@ -127,15 +90,15 @@ def suggest(name: str, choices: list[str]) -> str:
 
 def engine(name: str) -> Any:
     """A built-in engine by name, an adapter, or a plug-in given as `module:attr`."""
-    if name in _BUILTIN:
-        return _BUILTIN[name]()
-    if name in _ADAPTERS:
+    if name in ENGINES:
+        return builtin_class(name)()
+    if name in ADAPTERS:
         return _adapter(name)
     if ":" in name:
         return load_engine(name)
     raise EngineError(
-        f"unknown engine {name!r}{suggest(name, [*_BUILTIN, *_ADAPTERS])}; built-in engines: {', '.join(_BUILTIN)}; "
-        f"adapters: {', '.join(_ADAPTERS)}; or give module:attr"
+        f"unknown engine {name!r}{suggest(name, [*ENGINES, *ADAPTERS])}; built-in engines: {', '.join(ENGINES)}; "
+        f"adapters: {', '.join(ADAPTERS)}; or give module:attr"
     )
 
 
@@ -186,6 +149,8 @@ def load_engine(spec: str) -> Any:
 
 def show(prog: Program, stage: str) -> str:
     """The program transformed by `stage`, as text (the paper's D[t] for that stage)."""
+    from .seed004.compiled import CompiledStage
+
     eng = engine(stage)
     if not isinstance(eng, (Stage, CompiledStage)):
         raise EngineError(f"engine {stage!r} is not a code transformation and has no target program to show")

@@ -23,32 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from .. import names
 from ..lang.errors import AdvError, EvalError
 from ..lang.program import Program, run_reference
 from ..lang.types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune
 from ..lang.values import Inl, Inr, check_value
+from ..names import load
 from .base import Oracle
-from .bot import BotOracle
-from .consistency import ConsistencyOracle
 from .context import Context, engine_label
-from .cross import CrossOracle
-from .fd import FiniteDifferenceOracle
-from .forward import ForwardOracle
-from .linear import LinearOracle
-from .once import OnceOracle
-from .symbolic import SymbolicOracle
 from .verdict import CheckResult, classify_not_applicable
 
-ORACLES: dict[str, Callable[[], Any]] = {
-    "symbolic": SymbolicOracle,
-    "fd": FiniteDifferenceOracle,
-    "forward": ForwardOracle,
-    "cross": CrossOracle,
-    "once": OnceOracle,
-    "linear": LinearOracle,
-    "bot": BotOracle,
-    "consistency": ConsistencyOracle,  # the library against itself under its own semantics (issue #15)
-}
+#: name -> oracle class, in the order of `advalidate.names.ORACLES` (where `--help` reads the names).
+ORACLES: dict[str, Callable[[], Any]] = {name: load(spec) for name, spec in names.ORACLES.items()}
 DEFAULT_ORACLES = tuple(ORACLES)
 INPUT_ATTEMPTS = 10
 

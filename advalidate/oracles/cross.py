@@ -23,7 +23,7 @@ BASELINES = ("tape", "mutable")
 def _is_builtin(eng: Any, name: str) -> bool:
     from ..impl import registry
 
-    cls = registry._BUILTIN.get(name)
+    cls = registry.builtin_class(name)
     return cls is not None and type(eng) is cls
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # `advalidate --help` loads this module: numpy only when a sweep runs
+    import numpy as np
 
 MODES = ("reverse", "forward", "fwd_over_rev", "rev_over_rev", "fwd_over_fwd")
 

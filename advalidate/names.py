@@ -1,0 +1,105 @@
+"""The names a user can give: engines, adapters, oracles, program families and generator features,
+with where each engine and oracle is defined (`module:attr`).
+
+Readable without importing any of them, so that `advalidate --help` (which lists them all) starts in
+milliseconds instead of loading every engine, oracle, numpy, sympy and Hypothesis. The registries
+are built from these tables (`impl.registry` loads an engine when it is asked for, `oracles.check`
+builds `ORACLES`); tests/test_names.py checks the family names against `generators.families`. This
+module imports nothing of advalidate.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: The built-in engines, in the order of the paper's stages: name -> `module:attr` of its class.
+ENGINES: dict[str, str] = {
+    "naive": "advalidate.impl.seed000.naive:Naive",
+    "staged": "advalidate.impl.seed000.staged:StagedStage",
+    "cayley": "advalidate.impl.seed000.cayley:CayleyStage",
+    "sparse": "advalidate.impl.seed000.sparse:SparseStage",
+    "mutable": "advalidate.impl.seed000.mutable:MutableStage",
+    "tape": "advalidate.impl.seed000.tape:TapeStage",
+    "parallel": "advalidate.impl.seed000.parallel:ParallelStage",
+    "forward": "advalidate.impl.seed000.forward:ForwardStage",
+    # seed 004: array reverse AD
+    "delta": "advalidate.impl.seed004.scalar:DeltaStage",
+    "dualarrays": "advalidate.impl.seed004.dualarrays:DualArraysStage",
+    "bot": "advalidate.impl.seed004.dualarrays:BotStage",
+    "compiled": "advalidate.impl.seed004.compiled:CompiledStage",
+}
+
+#: Adapters for outside AD systems (advalidate.impl.adapters): name -> (`module:attr` of its class,
+#: the library it needs, the pip extra that installs it). Imported only when asked for, so the
+#: libraries stay optional.
+ADAPTERS: dict[str, tuple[str, str, str]] = {
+    "autograd": ("advalidate.impl.adapters.autograd:AutogradEngine", "autograd", "peers"),
+    "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
+    "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
+    "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),
+    "jax-checkpoint": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointEngine", "jax", "peers"),
+    "jax-checkpoint-policy": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyEngine", "jax", "peers"),
+    "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
+    "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
+    "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),
+    "torch-checkpoint": ("advalidate.impl.adapters.torch_transforms:TorchCheckpointEngine", "torch", "torch"),
+}
+
+#: The oracles, in the order `check` runs them: name -> `module:attr` of its class.
+ORACLES: dict[str, str] = {
+    "symbolic": "advalidate.oracles.symbolic:SymbolicOracle",
+    "fd": "advalidate.oracles.fd:FiniteDifferenceOracle",
+    "forward": "advalidate.oracles.forward:ForwardOracle",
+    "cross": "advalidate.oracles.cross:CrossOracle",
+    "once": "advalidate.oracles.once:OnceOracle",
+    "linear": "advalidate.oracles.linear:LinearOracle",
+    "bot": "advalidate.oracles.bot:BotOracle",
+    # the library against itself under its own semantics (issue #15)
+    "consistency": "advalidate.oracles.consistency:ConsistencyOracle",
+}
+
+#: The program families of the complexity work (`generators.families.FAMILIES`, same order).
+FAMILIES: tuple[str, ...] = (
+    "doubling",
+    "doubling_loop",
+    "f_pattern",
+    "wide_sparse",
+    "wide_reread",
+    "deep_input",
+    "dot",
+    "summatvec",
+    "rotate_vec_by_quat",
+    "neural",
+    "particles",
+    "par_dag",
+    "map_fold",
+    "hof_compose",
+)
+
+#: Feature flags of the generator (swarm testing). A program is generated with a subset of them
+#: enabled; the rules a feature governs are never used without it. Arithmetic (+ - * / and
+#: negation) is always on.
+FEATURES: tuple[str, ...] = (
+    "let",  # let (with deliberate sharing of the bound value)
+    "lambda",  # user functions: let-bound lambdas, applications, closures
+    "hof",  # functions passed to and returned from functions
+    "pairs",  # tuples, projections, pair patterns
+    "sums",  # coproducts, inl / inr, case
+    "cond",  # if / case on Bool, real and integer comparisons
+    "letrec",  # recursion on a decreasing integer or on a list
+    "lists",  # list literals, cons, case on lists, map, sum, length
+    "fold",  # foldl and zipWith (with "lists")
+    "par",  # par (fork-join pairs); parmap (with "lists")
+    "ints",  # Z values and arithmetic, real
+    "transc",  # sin cos tan exp log sqrt tanh atan
+    "arrays",  # shape-typed arrays of seed 004 §3 (rules in `arrays.py`; its own share of the swarm mix)
+    "nested",  # grad / vjp / jvp of seed 001, nested (rules in `nested.py`; its own share, never with arrays)
+    "special",  # expm1 .. floor, pow atan2 hypot min max (rules in `specials.py`; its own share of the mix)
+)
+
+
+def load(spec: str) -> Any:
+    """The object a built-in `module:attr` names (the module is imported on this call)."""
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
