@@ -19,19 +19,28 @@ operator that made it. `vjp` (and `grad`, which is `vjp` at cotangent 1) is comp
 `jvp` per input real: the reference trades speed for obvious correctness; the engines are what is
 being tested, and they are measured elsewhere.
 
-The operators' types are built from R, () and pairs (`types.is_diff_type`), so a value of such a
-type is a tree of pairs with reals at its leaves: the vector of reals at its fringe (seed 001 §3).
+The operators' types are built from R, arrays of R, () and pairs (`types.is_diff_type`), so a value
+of such a type is a tree of pairs with reals and arrays at its leaves: the vector of reals at its
+fringe (seed 001 §3), an array's in row-major order. An array of reals under an operator is an
+object array of tagged numbers, run element by element by the compiler's `OpsArrays` runtime over
+this namespace, so every array construct is differentiated by the same scalar rules; the memory
+budget (`limits`) applies to every array node as anywhere else, and the operator's input is
+perturbed one real at a time (`vjp`), so no more than one run's arrays are held at once.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import specials
+from .arrays import element_list
 from .nesting import MAX_DERIV_DEPTH, DerivDepthError, depth_message
-from .types import Pair, Real, Type, prune
+from .types import Array, Pair, Real, Type, prune
 
 _tags = itertools.count(1)
 
@@ -283,8 +292,9 @@ def _perturb_one(k: int, tag: int, one: Any) -> Callable[[Any], Any]:
     return lambda r: Dual(tag, r, one) if next(pos) == k else r
 
 
-def leaves(v: Any, ty: Type) -> list[Any]:
-    """The reals of a value of a differentiable type, left to right."""
+def parts(v: Any, ty: Type) -> list[Any]:
+    """The real parts of a value of a differentiable type, left to right: each real, and each
+    array of reals whole (what a library's transform takes as one tensor argument)."""
     out: list[Any] = []
     stack = [(v, ty)]
     while stack:
@@ -293,17 +303,50 @@ def leaves(v: Any, ty: Type) -> list[Any]:
         if isinstance(t, Pair):
             stack.append((v[1], t.right))
             stack.append((v[0], t.left))
-        elif isinstance(t, Real):
+        elif isinstance(t, (Real, Array)):
             out.append(v)
     return out
 
 
-def map_leaves(v: Any, ty: Type, fn: Callable[[Any], Any]) -> Any:
-    """`v` with each real leaf replaced by `fn(leaf)`, left to right (`()` stays)."""
+def map_parts(v: Any, ty: Type, fn: Callable[[Any], Any]) -> Any:
+    """`v` with each real part (a real, or an array of reals) replaced by `fn(part)`, left to right."""
     t = prune(ty)
     if isinstance(t, Pair):
-        left = map_leaves(v[0], t.left, fn)
-        return (left, map_leaves(v[1], t.right, fn))
-    if isinstance(t, Real):
+        left = map_parts(v[0], t.left, fn)
+        return (left, map_parts(v[1], t.right, fn))
+    if isinstance(t, (Real, Array)):
         return fn(v)
     return v
+
+
+def leaves(v: Any, ty: Type) -> list[Any]:
+    """The reals of a value of a differentiable type, left to right (an array's in row-major order)."""
+    out: list[Any] = []
+    for p, t in zip(parts(v, ty), _part_types(ty), strict=True):
+        out.extend(element_list(p) if isinstance(t, Array) else [p])
+    return out
+
+
+def map_leaves(v: Any, ty: Type, fn: Callable[[Any], Any]) -> Any:
+    """`v` with each real leaf replaced by `fn(leaf)`, left to right (`()` stays); an array of
+    reals becomes an object array of the results (the element-at-a-time runtime's arrays)."""
+    types = iter(_part_types(ty))
+
+    def part(p: Any) -> Any:
+        t = next(types)
+        if not isinstance(t, Array):
+            return fn(p)
+        out = np.empty(math.prod(t.shape), dtype=object)
+        for k, r in enumerate(element_list(p)):
+            out[k] = fn(r)
+        return out.reshape(t.shape)
+
+    return map_parts(v, ty, part)
+
+
+def _part_types(ty: Type) -> list[Type]:
+    """The types of `parts`' parts: R or an array type."""
+    t = prune(ty)
+    if isinstance(t, Pair):
+        return _part_types(t.left) + _part_types(t.right)
+    return [t] if isinstance(t, (Real, Array)) else []

@@ -533,25 +533,18 @@ class _Checker:
         return cod if e.op == "jvp" else dom
 
     def check_derivs(self) -> None:
-        """After inference: derivative operators act between R, () and tuples of them, and (for now)
-        not on arrays: the nested-AD reference perturbs scalars."""
-        derivs = [n for n in self.nodes if isinstance(n, A.Deriv)]
-        if not derivs:
-            return
-        for n in derivs:
+        """After inference: derivative operators act between R, arrays of R, () and tuples of them."""
+        for n in self.nodes:
+            if not isinstance(n, A.Deriv):
+                continue
             assert isinstance(n.fn_ty, Arrow)
             for part, what in ((n.fn_ty.dom, "input"), (n.fn_ty.cod, "output")):
                 if not is_diff_type(part):
                     raise self.fail(
                         n,
-                        f"`{n.op}` differentiates functions between R, () and tuples of them, but this function's "
-                        f"{what} type is {_describe(part)}",
+                        f"`{n.op}` differentiates functions between R, arrays of R, () and tuples of them, but this "
+                        f"function's {what} type is {_describe(part)}",
                     )
-        arrays = (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)
-        for n in self.nodes:
-            if isinstance(n, arrays) or isinstance(prune(n.ty), Array):
-                raise self.fail(n, f"derivative operators (`{derivs[0].op}` here and elsewhere) and arrays cannot be "
-                                   "combined in one program yet")  # fmt: skip
 
     def _app(self, e: A.App, env: dict[str, Type]) -> Type:
         if isinstance(e.fn, A.Builtin) and e.fn.name == "real":

@@ -173,11 +173,14 @@ def is_first_order(t: Type) -> bool:
 
 
 def is_diff_type(t: Type) -> bool:
-    """A type the derivative operators differentiate over: R, () and pairs of them (seed 001's
-    "aggregate values as scaffolding for the vector of reals at their fringe"), after inference."""
+    """A type the derivative operators differentiate over: R, arrays of R, () and pairs of them
+    (seed 001's "aggregate values as scaffolding for the vector of reals at their fringe"; an
+    array's reals are that fringe in row-major order, seed 004 §3), after inference."""
     t = prune(t)
     if isinstance(t, Pair):
         return is_diff_type(t.left) and is_diff_type(t.right)
+    if isinstance(t, Array):
+        return isinstance(prune(t.elem), Real)
     return isinstance(t, (Real, Unit))
 
 

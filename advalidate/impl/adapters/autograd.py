@@ -37,37 +37,60 @@ from .specials import AUTOGRAD, IMPORTS, install_namespace, install_ops
 from .tensor import TensorEngine, ravel_targets
 
 
-def _vector_fn(f: Callable[[list], list], n: int) -> Callable[[Any], Any]:
-    """`f` (list of n scalars -> list of scalars) as a function of one vector to one vector, as
-    autograd's operators take it."""
-    return lambda v: anp.array(f([v[k] for k in range(n)]))
+def _pack(parts: list) -> Any:
+    """The parts (scalars and arrays) as one vector, row-major, as autograd's operators take them."""
+    return anp.concatenate([anp.reshape(p, (-1,)) for p in parts]) if parts else anp.zeros(0)
+
+
+def _unpack(v: Any, like: list) -> list:
+    """`v` cut back into parts shaped like `like` (a scalar part is an element of `v`)."""
+    out, k = [], 0
+    for p in like:
+        shape = np.shape(getval(p))
+        n = math.prod(shape)
+        out.append(v[k] if not shape else anp.reshape(v[k : k + n], shape))
+        k += n
+    return out
+
+
+def _vector_fn(f: Callable[[list], list], xs: list, holder: dict) -> Callable[[Any], Any]:
+    """`f` (list of parts -> list of parts) as a function of one vector to one vector; the
+    output's parts are kept in `holder["ys"]` for their shapes."""
+
+    def fn(v: Any) -> Any:
+        ys = holder["ys"] = f(_unpack(v, xs))
+        return _pack(ys)
+
+    return fn
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
-    """Jᵀ·dys of `f` (list of scalars -> list of scalars) at `xs` by `autograd.make_vjp`; any argument
-    may be boxed by an enclosing derivative, which then differentiates through this one. (The
-    adapter's own code, copied into a finding's `repro.py`.)"""
+    """Jᵀ·dys of `f` (list of scalars and arrays -> list of them) at `xs` by `autograd.make_vjp`,
+    on the parts packed into one vector; any argument may be boxed by an enclosing derivative,
+    which then differentiates through this one. (The adapter's own code, copied into a finding's
+    `repro.py`.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "output seems independent of input": a constant f
-        pull, _ = make_vjp(_vector_fn(f, len(xs)))(anp.array(xs))
-        g = pull(anp.array(dys))
-    return [g[k] for k in range(len(xs))]
+        pull, _ = make_vjp(_vector_fn(f, xs, {}))(_pack(xs))
+        g = pull(_pack(dys))
+    return _unpack(g, xs)
 
 
 def nested_grad(f: Callable[[list], list], xs: list) -> list:
     """The gradient of the scalar `f` (its one output) at `xs` by `autograd.grad`."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        g = grad(lambda v: _vector_fn(f, len(xs))(v)[0])(anp.array(xs))
-    return [g[k] for k in range(len(xs))]
+        g = grad(lambda v: _vector_fn(f, xs, {})(v)[0])(_pack(xs))
+    return _unpack(g, xs)
 
 
 def nested_jvp(f: Callable[[list], list], xs: list, dxs: list) -> list:
     """J·dxs of `f` at `xs` by autograd's forward mode (`make_jvp`)."""
+    holder: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, t = make_jvp(_vector_fn(f, len(xs)))(anp.array(xs))(anp.array(dxs))
-    return [t[k] for k in range(len(getval(t)))]
+        _, t = make_jvp(_vector_fn(f, xs, holder))(_pack(xs))(_pack(dxs))
+    return _unpack(t, holder["ys"])
 
 
 class AutogradOps(LibraryOps):
@@ -249,7 +272,7 @@ class AutogradEngine(TensorEngine):
             "forward": AUTOGRAD_FORWARD,
             "what": "autograd.grad, explicit masking",
             "needs": "autograd",
-            "nested": [_vector_fn, nested_vjp, nested_grad, nested_jvp],
+            "nested": [_pack, _unpack, _vector_fn, nested_vjp, nested_grad, nested_jvp],
         }
 
 

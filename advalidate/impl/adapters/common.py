@@ -2,8 +2,9 @@
 
 Derivative operators (seed 001): `to_python` compiles `vjp f x dy`, `jvp f x dx` and `grad f x` to
 `ops.vjp(f, x, dy, dom, cod)` / `ops.jvp(f, x, dx, dom, cod)`. `operator_vjp` / `operator_jvp` turn
-these into the library's own nesting-capable transforms on lists of scalars (`ops.lib_vjp`,
-`ops.lib_jvp`, `ops.lib_grad`), so that the library's outer differentiation of the program goes
+these into the library's own nesting-capable transforms on lists of scalars and tensors
+(`ops.lib_vjp`, `ops.lib_jvp`, `ops.lib_grad`; an array of reals is one tensor of the list), so that
+the library's outer differentiation of the program goes
 through the inner one and the library's rules for nesting are what is tested: keeping the
 perturbations of nested operators apart, and the derivatives of its own derivative code.
 """
@@ -16,8 +17,7 @@ from typing import Any
 
 from ...lang.deep import run_deep
 from ...lang.errors import DomainError
-from ...lang.nested import leaves as _leaves
-from ...lang.nested import map_leaves as _map_leaves
+from ...lang.nested import map_parts, parts
 from ...lang.numeric import POLE_MARGIN
 from ...lang.program import Program, to_python
 from ...lang.types import Real, Type, contains_real, prune
@@ -33,39 +33,44 @@ def operator_vjp(ops: Any, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, 
     """`vjp f x dy` (`grad f x` when `dy` is `grad`'s literal 1.0) by the library's reverse mode on the
     reals of `x`. Where there is nothing to differentiate the library is not asked, but `f` still
     runs (as in the reference) so that a domain error inside it is raised."""
-    xs = _leaves(x, dom)
+    xs = parts(x, dom)
     if not xs:
         return x
     if not contains_real(cod):
         f(x)
-        return _map_leaves(x, dom, lambda _: ops.const(0.0))
+        return map_parts(x, dom, lambda p: _zero_like(ops, p))
     fn = _leaf_fn(f, x, dom, cod, {})
     if isinstance(prune(cod), Real) and ops.is_grad_seed(dy):
         gs = ops.lib_grad(fn, xs)
     else:
-        gs = ops.lib_vjp(fn, xs, _leaves(dy, cod))
+        gs = ops.lib_vjp(fn, xs, parts(dy, cod))
     it = iter(gs)
-    return _map_leaves(x, dom, lambda _: next(it))
+    return map_parts(x, dom, lambda _: next(it))
 
 
 def operator_jvp(ops: Any, f: Callable[[Any], Any], x: Any, dx: Any, dom: Type, cod: Type) -> Any:
     """`jvp f x dx` by the library's forward mode (or what stands for it) on the reals of `x`."""
-    xs = _leaves(x, dom)
+    xs = parts(x, dom)
     if not xs or not contains_real(cod):
-        return _map_leaves(f(x), cod, lambda _: ops.const(0.0))
+        return map_parts(f(x), cod, lambda p: _zero_like(ops, p))
     holder: dict[str, Any] = {}
-    ts = iter(ops.lib_jvp(_leaf_fn(f, x, dom, cod, holder), xs, _leaves(dx, dom)))
-    return _map_leaves(holder["y"], cod, lambda _: next(ts))
+    ts = iter(ops.lib_jvp(_leaf_fn(f, x, dom, cod, holder), xs, parts(dx, dom)))
+    return map_parts(holder["y"], cod, lambda _: next(ts))
+
+
+def _zero_like(ops: Any, part: Any) -> Any:
+    """A zero real, or a zero array of the part's shape in the library's arrays."""
+    return ops.const(0.0) if getattr(part, "ndim", 0) == 0 else part * 0.0
 
 
 def _leaf_fn(f: Callable[[Any], Any], x: Any, dom: Type, cod: Type, holder: dict[str, Any]) -> LeafFn:
-    """`f` as a function from the list of the reals of its argument (shaped like `x`) to the list of
-    the reals of its result, which is kept in `holder["y"]` (its shape)."""
+    """`f` as a function from the list of the real parts of its argument (shaped like `x`: reals and
+    arrays of reals) to the list of the real parts of its result, which is kept in `holder["y"]`."""
 
     def fn(leaves: list) -> list:
         it = iter(leaves)
-        y = holder["y"] = f(_map_leaves(x, dom, lambda _: next(it)))
-        return _leaves(y, cod)
+        y = holder["y"] = f(map_parts(x, dom, lambda _: next(it)))
+        return parts(y, cod)
 
     return fn
 

@@ -100,6 +100,10 @@ class Transformer:
 
     # ---- arrays, element at a time (seed 004 §4.1) ----
     def array(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per node
+        """An array node. A node that already carries element code (a fill, a fold or combine
+        function, an `AMap`) was made by an earlier transformation (seed 001's elimination of an
+        operator over arrays): its elements are that transformation's dual numbers, and its element
+        code is ordinary code, translated like any other (§5: transforming transformed code)."""
         x = self.expr
         real = e.elem == "R"
         zero = self.rules.const(self, C.Const(0.0, deriv=True)) if real else None
@@ -108,21 +112,30 @@ class Transformer:
         if isinstance(e, C.Build1):
             return C.Build1(e.k, e.param, x(e.body), e.shape, e.elem)
         if isinstance(e, C.Idx):
-            return C.Idx(x(e.arr), [x(i) for i in e.idxs], e.shape, e.elem, zero)
+            fill = zero if e.fill is None else x(e.fill)
+            return C.Idx(x(e.arr), [x(i) for i in e.idxs], e.shape, e.elem, fill)
         if isinstance(e, C.Gather):
-            return C.Gather(x(e.arr), e.params, [x(i) for i in e.idxs], e.shape, e.elem, zero)
+            fill = zero if e.fill is None else x(e.fill)
+            return C.Gather(x(e.arr), e.params, [x(i) for i in e.idxs], e.shape, e.elem, fill)
         if isinstance(e, C.Scatter):
-            fn = (self.dual_add() if e.combine == "add" else self.dual_pick("gt")) if real else None
+            if e.combine_fn is not None:
+                fn, zero = x(e.combine_fn), None if e.zero is None else x(e.zero)
+            else:
+                fn = (self.dual_add() if e.combine == "add" else self.dual_pick("gt")) if real else None
             idxs = [x(i) for i in e.idxs]
             return C.Scatter(x(e.arr), e.params, idxs, e.shape, e.elem, e.src, e.combine, zero, fn)
         if isinstance(e, C.ArrOp):
             args = [x(a) for a in e.args]
             fold = None
-            if real and e.op in ("sumOuter", "maxOuter", "minOuter"):
+            if e.fold_fn is not None:
+                fold, zero = x(e.fold_fn), None if e.zero is None else x(e.zero)
+            elif real and e.op in ("sumOuter", "maxOuter", "minOuter"):
                 fold = {"sumOuter": self.dual_add, "maxOuter": lambda: self.dual_pick("gt")}.get(
                     e.op, lambda: self.dual_pick("lt")
                 )()
             return C.ArrOp(e.op, args, e.static, e.shape, e.elem, fold, zero if e.op == "sumOuter" else None)
+        if isinstance(e, C.AMap):
+            return C.AMap(x(e.fn), [x(a) for a in e.args], e.shape, e.elem)
         assert isinstance(e, C.Elementwise), type(e).__name__
         args = [x(a) for a in e.args]
         if e.op in C.INT_OPS:

@@ -40,6 +40,7 @@ interpreter evaluates such programs with tags.
 from __future__ import annotations
 
 import itertools
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -49,7 +50,7 @@ from ...lang import specials
 from ...lang.compile import DERIV_STEPS
 from ...lang.deep import run_deep
 from ...lang.program import Program
-from ...lang.types import UNIT, Arrow, List, Pair, Real, Sum, Type, contains_real, is_first_order, prune
+from ...lang.types import UNIT, Array, Arrow, List, Pair, Real, Sum, Type, Z, contains_real, is_first_order, prune
 from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
@@ -67,10 +68,16 @@ Path = tuple[int, ...]  # a real leaf of a value of type R / () / pairs: 0 = fst
 
 
 def zero(ty: Type) -> C.CExpr:
-    """`0 : τ` as a literal (τ built from R, () and pairs)."""
+    """`0 : τ` as code (τ built from R, arrays of R, () and pairs); an array's zero is a
+    `replicate` of 0.0 per dimension."""
     t = prune(ty)
     if isinstance(t, Pair):
         return C.PairC(zero(t.left), zero(t.right))
+    if isinstance(t, Array):
+        out: C.CExpr = C.Const(0.0)
+        for d in reversed(range(len(t.shape))):
+            out = C.ArrOp("replicate", [out], (t.shape[d],), t.shape[d:], "R")
+        return out
     return C.Const(0.0) if isinstance(t, Real) else C.Const(())
 
 
@@ -79,6 +86,8 @@ def plus(ty: Type, a: C.CExpr, b: C.CExpr, fresh: Callable[[str], str]) -> C.CEx
     t = prune(ty)
     if isinstance(t, Real):
         return C.Op("add", [a, b])
+    if isinstance(t, Array):
+        return C.Elementwise("add", [a, b], t.shape, "R")
     if not isinstance(t, Pair):
         return C.Const(())
     u, v = fresh("ca"), fresh("cb")
@@ -162,12 +171,12 @@ class _InnerTransformer(Transformer):
 # ---- the wrappers: Fig. 7's Interleave / Deinterleave at τ and σ, and forward mode's ------------
 
 
-def leaves(ty: Type, path: Path = ()) -> list[Path]:
-    """The real leaves of τ, left to right."""
+def parts(ty: Type, path: Path = ()) -> list[tuple[Path, Type]]:
+    """The real parts of τ (a real, or an array of reals), left to right, with their types."""
     t = prune(ty)
     if isinstance(t, Pair):
-        return leaves(t.left, (*path, 0)) + leaves(t.right, (*path, 1))
-    return [path] if isinstance(t, Real) else []
+        return parts(t.left, (*path, 0)) + parts(t.right, (*path, 1))
+    return [(path, t)] if isinstance(t, (Real, Array)) else []
 
 
 def at(e: C.CExpr, path: Path) -> C.CExpr:
@@ -176,23 +185,48 @@ def at(e: C.CExpr, path: Path) -> C.CExpr:
     return e
 
 
-def _structure(ty: Type, leaf: Callable[[Path], C.CExpr], unit: Callable[[], C.CExpr], path: Path = ()) -> C.CExpr:
-    """A value of τ's shape whose real leaves are `leaf(path)`."""
+def _structure(
+    ty: Type, leaf: Callable[[Path, Type], C.CExpr], unit: Callable[[], C.CExpr], path: Path = ()
+) -> C.CExpr:
+    """A value of τ's shape whose real parts are `leaf(path, type of the part)`."""
     t = prune(ty)
     if isinstance(t, Pair):
         return C.PairC(_structure(t.left, leaf, unit, (*path, 0)), _structure(t.right, leaf, unit, (*path, 1)))
-    return leaf(path) if isinstance(t, Real) else unit()
+    return leaf(path, t) if isinstance(t, (Real, Array)) else unit()
 
 
-def onehot(ty: Type, path: Path, z: C.CExpr) -> C.CExpr:
-    """The cotangent of τ that is z at `path` and 0 elsewhere (Fig. 7's `λz. d (z, 0)` unfolded)."""
+def build_all(shape: tuple[int, ...], body: Callable[[list[C.CExpr]], C.CExpr], fresh: Callable[[str], str]) -> C.CExpr:
+    """`build shape (\\[i1, …, in] -> body [i1, …, in])` as nested `build1`s (seed 004 §3.3)."""
+    names = [fresh("i") for _ in shape]
+    out = body([C.Var(n) for n in names])
+    for d in reversed(range(len(shape))):
+        out = C.Build1(shape[d], names[d], out, shape[d:], "R")
+    return out
+
+
+def element(arr: C.CExpr, idx: list[C.CExpr]) -> C.CExpr:
+    """`arr ! idx`, one element (always in range where the wrappers use it)."""
+    return C.Idx(arr, list(idx), (), "R")
+
+
+def onehot(ty: Type, path: Path, z: C.CExpr, fresh: Callable[[str], str], idx: list[C.CExpr] | None = None) -> C.CExpr:
+    """The cotangent of τ that is z at `path` (at position `idx` of the array there) and 0
+    elsewhere (Fig. 7's `λz. d (z, 0)` unfolded); an array's one-hot is a one-element scatter."""
     t = prune(ty)
     if not path:
+        if isinstance(t, Array):
+            assert idx is not None
+            one = C.ArrLit([z], (1,), "R")
+            return C.Scatter(one, [fresh("s")], list(idx), t.shape, "R", (1,), "add")
         return z
     assert isinstance(t, Pair)
     if path[0] == 0:
-        return C.PairC(onehot(t.left, path[1:], z), zero(t.right))
-    return C.PairC(zero(t.left), onehot(t.right, path[1:], z))
+        return C.PairC(onehot(t.left, path[1:], z, fresh, idx), zero(t.right))
+    return C.PairC(zero(t.left), onehot(t.right, path[1:], z, fresh, idx))
+
+
+def _unit() -> C.CExpr:
+    return C.Const(())
 
 
 # ---- the pass -----------------------------------------------------------------------------------
@@ -270,8 +304,11 @@ class Eliminator:
         if isinstance(e, C.Deriv):
             fn = x(e.fn)
             return self.charged(self.deriv(e, fn, [x(a) for a in e.args]), e.ty)
-        if isinstance(e, C.ARRAY_NODES):
-            raise Declined(f"{self.who}: derivative operators in a program with arrays")
+        if isinstance(e, C.Build1):
+            self._bind(e.param, "index", Z)
+        elif isinstance(e, (C.Gather, C.Scatter)):
+            for p in e.params:
+                self._bind(p, "index", Z)
         return map_children(e, x)
 
     def charged(self, code: C.CExpr, ty: Type | None) -> C.CExpr:
@@ -291,32 +328,77 @@ class Eliminator:
         dual_fn = simplify(self.scoped(e.op, fn, t))  # before an outer operator transforms it again
         arg = args[1] if len(args) > 1 else C.Const(1.0)  # grad f x = vjp f x 1.0
         if forward:
-            xs = _structure(e.dom, lambda p: C.PairC(at(C.Var(xv), p), at(C.Var(tv), p)), lambda: C.Const(()))
-            out = _structure(e.cod, lambda p: C.Snd(at(C.Var(yv), p)), lambda: C.Const(()))
+            xs = _structure(e.dom, lambda p, ty: self.pair_up(ty, at(C.Var(xv), p), at(C.Var(tv), p)), _unit)
+            out = _structure(e.cod, lambda p, ty: self.tangent_of(ty, at(C.Var(yv), p)), _unit)
         else:
             xs = self.interleave(e.dom, C.Var(xv))
             out = self.deinterleave(e.cod, e.dom, C.Var(yv), C.Var(tv))
         body = C.Let(yv, C.App(C.Var(fd), xs), out)
         return C.Let(fd, dual_fn, C.Let(xv, args[0], C.Let(tv, arg, body, ty=e.ty), ty=e.ty), ty=e.ty)
 
+    def pair_up(self, ty: Type, x: C.CExpr, dx: C.CExpr) -> C.CExpr:
+        """Forward mode's input: the dual number (x, dx), or the array of them element by element."""
+        if isinstance(ty, Array):
+            return build_all(ty.shape, lambda ix: C.PairC(element(x, ix), element(dx, ix)), self.fresh)
+        return C.PairC(x, dx)
+
+    def tangent_of(self, ty: Type, y: C.CExpr) -> C.CExpr:
+        """Forward mode's output: the tangent of a dual number, or the array of the tangents."""
+        if isinstance(ty, Array):
+            return build_all(ty.shape, lambda ix: C.Snd(element(y, ix)), self.fresh)
+        return C.Snd(y)
+
     def interleave(self, dom: Type, x: C.CExpr) -> C.CExpr:
-        """Fig. 7's Interleave¹ at c = τ: input real k gets `λz. onehot_k z`."""
+        """Fig. 7's Interleave¹ at c = τ: input real k gets `λz. onehot_k z` (an array's element at
+        position i the one-hot at i)."""
 
-        def leaf(p: Path) -> C.CExpr:
-            z = self.fresh("z")
-            return C.PairC(at(x, p), C.Lam(z, onehot(dom, p, C.Var(z))))
+        def leaf(p: Path, ty: Type) -> C.CExpr:
+            def dual(ix: list[C.CExpr] | None) -> C.CExpr:
+                z = self.fresh("z")
+                real = at(x, p) if ix is None else element(at(x, p), ix)
+                return C.PairC(real, C.Lam(z, onehot(dom, p, C.Var(z), self.fresh, ix)))
 
-        return _structure(dom, leaf, lambda: C.Const(()))
+            return build_all(ty.shape, dual, self.fresh) if isinstance(ty, Array) else dual(None)
+
+        return _structure(dom, leaf, _unit)
 
     def deinterleave(self, cod: Type, dom: Type, y: C.CExpr, dy: C.CExpr) -> C.CExpr:
-        """Fig. 7's Deinterleave¹ applied to dy: Σ over σ's reals of their backpropagator at dy's."""
-        terms = [C.App(C.Snd(at(y, p)), at(dy, p)) for p in leaves(cod)]
+        """Fig. 7's Deinterleave¹ applied to dy: Σ over σ's reals of their backpropagator at dy's
+        (over an array's elements by a loop, so the code does not grow with the array)."""
+        terms = [
+            self.pull_array(ty, dom, at(y, p), at(dy, p))
+            if isinstance(ty, Array)
+            else C.App(C.Snd(at(y, p)), at(dy, p))
+            for p, ty in parts(cod)
+        ]
         if not terms:
             return zero(dom)
         out = terms[0]
         for term in terms[1:]:
             out = plus(dom, out, term, self.fresh)
         return out
+
+    def pull_array(self, ty: Array, dom: Type, y: C.CExpr, dy: C.CExpr) -> C.CExpr:
+        """Σ_k (backpropagator of y's element k) (dy's element k), k over the array row-major:
+        `letrec go k acc = if k == n then acc else go (k + 1) (acc + bp_k dy_k) in go 0 0`."""
+        n = math.prod(ty.shape)
+        yf, df, go, k, acc = (self.fresh(v) for v in ("yf", "df", "go", "k", "acc"))
+        flat = (n,)
+        step = C.App(C.Snd(element(C.Var(yf), [C.Var(k)])), element(C.Var(df), [C.Var(k)]))
+        loop = C.If(
+            C.Op("ieq", [C.Var(k), C.Const(n)]),
+            C.Var(acc),
+            C.App(
+                C.App(C.Var(go), C.Op("iadd", [C.Var(k), C.Const(1)])),
+                plus(dom, C.Var(acc), step, self.fresh),
+            ),
+        )
+        body = C.LetRec(go, k, C.Lam(acc, loop), C.App(C.App(C.Var(go), C.Const(0)), zero(dom)))
+        return C.Let(
+            yf,
+            C.ArrOp("reshape", [y], flat, flat, "R"),
+            C.Let(df, C.ArrOp("reshape", [dy], flat, flat, "R"), body),
+        )
 
     def scoped(self, op: str, fn: C.CExpr, t: Transformer) -> C.CExpr:
         """D[fn] in a scope that gives each free variable its transformed meaning: a first-order
@@ -379,6 +461,9 @@ class Eliminator:
         if isinstance(ty, List):
             r = self.fresh("r")
             return C.Op("map", [C.Lam(r, self.lift(op, C.Var(r), ty.elem, t)), v])
+        if isinstance(ty, Array):  # of R (contains_real): each element a constant
+            r = self.fresh("r")
+            return C.AMap(C.Lam(r, t.rules.const(t, C.Var(r))), [v], ty.shape, "R")
         if isinstance(ty, Sum):
             a, b = self.fresh("l"), self.fresh("r")
             left = C.Inl(self.lift(op, C.Var(a), ty.left, t))

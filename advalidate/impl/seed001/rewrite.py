@@ -51,8 +51,17 @@ def rename(e: C.CExpr, names: dict[str, str], fresh: Callable[[str], str], who: 
             scrut = go(e.scrut)
             m[e.hname], m[e.tname] = fresh(e.hname), fresh(e.tname)
             return replace(e, scrut=scrut, nil=go(e.nil), hname=m[e.hname], tname=m[e.tname], cons=go(e.cons))
-        if isinstance(e, C.ARRAY_NODES):
-            raise Declined(f"{who}: derivative operators in a program with arrays")
+        if isinstance(e, C.Build1):
+            m[e.param] = fresh(e.param)
+            return replace(e, param=m[e.param], body=go(e.body))
+        if isinstance(e, (C.Gather, C.Scatter)):
+            # the array (and fill) are outside the index function's scope, its indices inside
+            outside = {
+                f: go(getattr(e, f)) for f in ("arr", "fill", "zero", "combine_fn") if getattr(e, f, None) is not None
+            }
+            for p in e.params:
+                m[p] = fresh(p)
+            return replace(e, params=[m[p] for p in e.params], idxs=[go(i) for i in e.idxs], **outside)
         return map_children(e, go)
 
     return go(e)

@@ -147,7 +147,7 @@ class _Scan:
         while stack:
             e = stack.pop()
             if isinstance(e, C.ARRAY_NODES):
-                self.fns.clear()  # elimination declines array programs: nothing to specialise
+                self.fns.clear()  # array programs are eliminated as written: no parameter is specialised
                 return
             fn = _function(e)
             if fn is not None:
