@@ -124,6 +124,12 @@ def names_epilog() -> str:
     rows = [
         ("engines", ", ".join(names["engines"]) + " (built in)"),
         ("adapters", ", ".join(names["adapters"]) + " (need their library: pip install 'advalidate[peers]' / [torch])"),
+        (
+            "compiling",
+            "torch-inductor is opt-in (in no default list): Inductor's C++ kernels take about 10-100 s per "
+            "compile on a CPU; torch-compile (aot_eager) about 1 s; one compile per program and branch path, "
+            "cached per campaign worker",
+        ),
         ("your engine", "--engine module:attr (an engine object or class, found from the current directory too)"),
         ("oracles", ", ".join(names["oracles"])),
         ("families", ", ".join(names["families"]) + " (advalidate gen --family NAME)"),

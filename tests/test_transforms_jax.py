@@ -24,7 +24,7 @@ from advalidate.oracles import check
 
 pytest.importorskip("jax")
 
-from transform_checks import ARRAY_MIX, EXAMPLES, ORACLES, ROOT, TESTS, example, flat, own_forward_agrees  # noqa: E402
+from transform_checks import ARRAY_MIX, EXAMPLES, ORACLES, ROOT, TESTS, eager_agrees, example, own_forward_agrees  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +43,6 @@ def test_every_array_example_passes_with_its_builds_batched(vmap: Any) -> None:
             assert vmap.batching.count > before, path.stem  # the transformation ran
 
 
-def eager_agrees(vmap: Any, prog: adv.Program, x: Any) -> None:
-    y, back = vmap.vjp(prog, x)
-    y0, back0 = adv.engine("jax").vjp(prog, x)
-    np.testing.assert_allclose(flat(y), flat(y0), rtol=1e-12, atol=1e-300)
-    np.testing.assert_allclose(flat(back(y0)), flat(back0(y0)), rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.peers
 def test_generated_array_programs_agree_with_the_language_eager_jax_and_jax_forward_mode(vmap: Any) -> None:
     judged = 0
@@ -60,7 +53,7 @@ def test_generated_array_programs_agree_with_the_language_eager_jax_and_jax_forw
         if res.counts()["pass"] == 0:
             continue
         judged += 1
-        eager_agrees(vmap, case.program, case.input)
+        eager_agrees(vmap, "jax", case.program, case.input)
         own_forward_agrees(vmap, case.program, case.input, seed)
     assert judged >= 4
 
@@ -73,7 +66,7 @@ def test_nested_builds_are_nested_vmaps_and_out_of_range_reads_give_zero(vmap: A
     res = check(prog, x, engines=[vmap], oracles=ORACLES)
     assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), res.report("all")
     assert vmap.batching.count - before >= 2
-    eager_agrees(vmap, prog, x)
+    eager_agrees(vmap, "jax", prog, x)
 
 
 @pytest.mark.peers
@@ -176,7 +169,7 @@ def test_checkpointed_examples_and_generated_programs_agree_three_ways(name: str
         assert res.ok, f"seed {seed}\n{adv.pretty(case.program)}\n{res.report()}"
         if res.counts()["pass"]:
             judged += 1
-            eager_agrees(eng, case.program, case.input)
+            eager_agrees(eng, "jax", case.program, case.input)
             own_forward_agrees(eng, case.program, case.input, seed)
     assert judged >= 3
 

@@ -43,3 +43,14 @@ def own_forward_agrees(eng: Any, prog: adv.Program, x: Any, seed: int) -> None:
     lhs = float(flat(back(dy)) @ flat(dx))
     rhs = float(flat(dy) @ flat(ty))
     assert lhs == pytest.approx(rhs, rel=1e-9, abs=1e-9)
+
+
+def eager_agrees(eng: Any, eager: str, prog: adv.Program, x: Any) -> bool:
+    """The transformed program's value and gradient equal the library's eager engine's (`eager`)
+    to float rounding; whether they are bitwise equal."""
+    y, back = eng.vjp(prog, x)
+    y0, back0 = adv.engine(eager).vjp(prog, x)
+    g, g0 = flat(back(y0)), flat(back0(y0))
+    np.testing.assert_allclose(flat(y), flat(y0), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(g, g0, rtol=1e-12, atol=1e-12)
+    return bool(np.array_equal(flat(y), flat(y0)) and np.array_equal(g, g0))

@@ -278,8 +278,9 @@ def namespace_source(ns: Any) -> str:
     return "\n\n".join(parts)
 
 
-def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[str], list[Any]]:
-    """(body lines of `f`, its return expressions, the input leaves) from one traced run."""
+def _traced_run(engine: Any, prog: Program, x: Any) -> tuple[Trace, list[Any], Any]:
+    """One run of the program through the engine's calls, recorded: the trace, the input leaves and
+    the output (its real leaves traced values)."""
     r = engine.repro_info()
     trace = Trace()
     ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"], r.get("specials"))
@@ -287,9 +288,30 @@ def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[s
     f = engine.compile_rt(prog, ops, engine.runtime(ops, xp))
     leaves = real_leaves(x)
     syms = [Sym(f"x{k}", engine.to_lib(leaf)) for k, leaf in enumerate(leaves)]
-    y = f(replace_leaves(x, syms))
-    outs = [literal(o, r["lift"]) for o in real_leaves(y)]
-    return trace.lines, outs, leaves
+    return trace, leaves, f(replace_leaves(x, syms))
+
+
+def trace_program(engine: Any, prog: Program, x: Any) -> tuple[list[str], list[str], list[Any]]:
+    """(body lines of `f`, its return expressions, the input leaves) from one traced run."""
+    trace, leaves, y = _traced_run(engine, prog, x)
+    lift = engine.repro_info()["lift"]
+    return trace.lines, [literal(o, lift) for o in real_leaves(y)], leaves
+
+
+def function_source(lines: list[str], outs: list[str], n: int) -> str:
+    """`def f(x0, ..., x{n-1})` with the traced body, returning the list of `outs`."""
+    body = "\n".join(lines) if lines else "    pass"
+    return f"def f({', '.join(f'x{k}' for k in range(n))}):\n{body}\n    return [{', '.join(outs)}]\n"
+
+
+def straight_line(engine: Any, prog: Program, x: Any) -> tuple[str, Any]:
+    """The program at `x` as the straight-line source of `f(x0, ...)` in the library's own calls
+    (what a compiler of the library is given: `torch-compile`), and the output (its real leaves the
+    eager values)."""
+    trace, leaves, y = _traced_run(engine, prog, x)
+    outs = real_leaves(y)
+    src = function_source(trace.lines, [literal(o, engine.repro_info()["lift"]) for o in outs], len(leaves))
+    return src, replace_leaves(y, [unwrap(o) for o in outs])
 
 
 def repro_script(
@@ -304,7 +326,6 @@ def repro_script(
     r = engine.repro_info()
     lines, outs, leaves = trace_program(engine, prog, x)
     n = len(leaves)
-    args = ", ".join(f"x{k}" for k in range(n))
     xs = [np.asarray(v, dtype=float).tolist() for v in leaves]
     dys = [np.asarray(v, dtype=float).tolist() for v in real_leaves(dy)]
     if own is None:
@@ -326,7 +347,6 @@ def repro_script(
         + "#\n# The program (f below is its straight-line trace at this input, branches fixed as taken):\n#\n"
         + "".join(f"#   {ln}\n" for ln in source.splitlines())
     )
-    body = "\n".join(lines) if lines else "    pass"
     helpers = ""
     if prog.uses_derivatives:  # the operators' helpers, in the library's own API (the adapter's code)
         helpers = "\n\n" + "\n\n".join(textwrap.dedent(inspect.getsource(fn)) for fn in r["nested"])
@@ -339,7 +359,8 @@ def repro_script(
         + "\n\n"
         + namespace_source(engine.namespace())
         + f"\n\nns = {type(engine.namespace()).__name__}.__new__({type(engine.namespace()).__name__})\n\n\n"
-        + f"def f({args}):\n{body}\n    return [{', '.join(outs)}]\n\n\n"
+        + function_source(lines, outs, n)
+        + "\n\n"
         + f"X = {xs!r}\nDY = {dys!r}\n"
         + data
         + driver
@@ -613,16 +634,17 @@ def library_gradient(xs, dy):
 
 TORCH_DRIVER = """
 LIBRARY = "torch"
+F = {f}
 
 
 def primal(xs):
     with torch.no_grad():
-        return [y.detach().numpy() for y in f(*[torch.tensor(v, dtype=torch.float64) for v in xs])]
+        return [y.detach().numpy() for y in F(*[torch.tensor(v, dtype=torch.float64) for v in xs])]
 
 
 def library_gradient(xs, dy):
     xt = [torch.tensor(np.array(v, dtype=np.float64), requires_grad=True) for v in xs]
-    ys = f(*xt)
+    ys = F(*xt)
     dyt = [torch.tensor(np.array(d, dtype=np.float64)) for d in dy]
     pairs = [(y, d.reshape(y.shape)) for y, d in zip(ys, dyt) if y.requires_grad]
     if not pairs:

@@ -287,7 +287,7 @@ class TorchEngine(ForwardMode, TensorEngine):
             "atan": "torch.atan",
             "specials": TORCH,
             "imports": IMPORTS["torch"] + "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
-            "driver": TORCH_DRIVER,
+            "driver": TORCH_DRIVER.format(f="f"),
             "forward": TORCH_FORWARD,
             "what": f"torch.autograd.grad, {self.semantics}",
             "needs": f"torch {torch.__version__}",

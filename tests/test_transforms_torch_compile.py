@@ -1,0 +1,105 @@
+"""`torch-compile` (issue #26): the program's torch calls under `torch.compile(backend="aot_eager")`.
+
+Judged three ways: against the language (`fd`, `forward`, `cross`), against eager `torch` on the
+same program (asserted to float rounding; measured bitwise), and by PyTorch's own forward mode of
+the compiled function (⟨Jᵀ dy, v⟩ = ⟨dy, J v⟩). Planted compiler bugs (a wrong derivative, a crash
+of the backward only) are findings, and the former's `repro.py` compiles and fails standalone.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import advalidate as adv
+from advalidate.generators import generate
+from advalidate.oracles import check
+
+pytest.importorskip("torch")
+
+from transform_checks import ARRAY_MIX, EXAMPLES, ORACLES, TESTS, eager_agrees, example, own_forward_agrees  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Any:
+    return adv.engine("torch-compile")
+
+
+@pytest.mark.peers
+def test_the_array_examples_and_generated_programs_agree_three_ways(compiled: Any) -> None:
+    judged = 0
+    for path in EXAMPLES:
+        prog, x = example(path)
+        res = check(prog, x, engines=[compiled], oracles=ORACLES)
+        assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), f"{path.stem}\n{res.report('all')}"
+        eager_agrees(compiled, "torch", prog, x)
+    for seed in range(6):
+        case = generate(seed, features=ARRAY_MIX)
+        res = check(case.program, case.input, engines=[compiled], oracles=ORACLES, seed=seed)
+        assert res.ok, f"seed {seed}\n{adv.pretty(case.program)}\n{res.report()}"
+        if not res.counts()["pass"]:
+            continue
+        judged += 1
+        eager_agrees(compiled, "torch", case.program, case.input)
+        own_forward_agrees(compiled, case.program, case.input, seed)
+    assert judged >= 4
+
+
+@pytest.mark.peers
+def test_a_program_is_compiled_once_for_its_checks(compiled: Any) -> None:
+    prog = adv.parse(r"\(a : Array [3] R) -> let b = sin a in sumOuter (b * a)")
+    before = compiled.compiles
+    for x in ([0.5, 1.0, 2.0], [0.25, -1.0, 3.0]):  # the same branch path: the same compiled function
+        res = check(prog, np.array(x), engines=[compiled], oracles=ORACLES)
+        assert res.ok, res.report("all")
+    assert compiled.compiles - before == 1
+    assert compiled.hits > 0
+
+
+def planted(name: str) -> Any:
+    sys.path.insert(0, str(TESTS))
+    try:
+        import broken_torch_compile
+    finally:
+        sys.path.remove(str(TESTS))
+    return getattr(broken_torch_compile, name)()
+
+
+PROG = r"\(a : Array [3] R) -> let b = sin a in sumOuter (b * a)"
+
+
+@pytest.mark.peers
+def test_a_planted_wrong_compiled_derivative_fails_and_its_repro_compiles_and_fails(tmp_path: Path) -> None:
+    prog, x = adv.parse(PROG), np.array([0.5, 1.0, -2.0])
+    eng = planted("WrongCompiledSin")
+    res = check(prog, x, engines=[eng], oracles=ORACLES)
+    assert [v.status for v in res.verdicts] == ["fail"] * len(ORACLES), res.report("all")
+    for e, status in ((eng, 1), (adv.engine("torch-compile"), 0)):
+        script = e.repro(prog, x, 1.0)
+        assert 'torch.compile(f, backend="aot_eager", fullgraph=True' in script
+        (tmp_path / "repro.py").write_text(script)
+        cmd = [sys.executable, "-I", "repro.py"]  # a clean interpreter in an empty directory
+        out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert out.returncode == status, out.stdout + out.stderr
+
+
+@pytest.mark.peers
+def test_a_crash_of_the_compiled_backward_only_is_a_finding_not_declined() -> None:
+    prog, x = adv.parse(PROG), np.array([0.5, 1.0, -2.0])
+    res = check(prog, x, engines=[planted("CrashingCompiledBackward")], oracles=["fd"])
+    (v,) = res.verdicts
+    assert v.status == "fail" and "backward pass of the compiled program fails" in v.detail, res.report("all")
+    res = check(prog, x, engines=[adv.engine("torch")], oracles=["fd"])
+    assert res.verdicts[0].status == "pass"  # eager torch runs it
+
+
+@pytest.mark.peers
+def test_derivative_operators_are_declined_by_the_compile_engine(compiled: Any) -> None:
+    prog = adv.parse(r"\(x : R) -> grad (\(y : R) -> sin y * y) x")
+    res = check(prog, 0.5, engines=[compiled], oracles=["fd"])
+    assert res.verdicts[0].status == "not_applicable", res.report("all")
