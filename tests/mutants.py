@@ -33,7 +33,7 @@ from advalidate.lang.nested import TaggedOps
 from advalidate.lang.numeric import reference_ops
 from advalidate.lang.program import Program, to_python
 from advalidate.lang.values import flatten, unflatten
-from advalidate.oracles.forward import tagged_jvp
+from advalidate.oracles.tangents import tagged_jvp
 
 Table = Callable[[str, list, Any], list]
 

@@ -36,6 +36,7 @@ from ..lang.values import flatten, unflatten
 from . import tolerance as T
 from .context import Context, EngineRun, signed_random
 from .kinks import HULL, PIECE, KinkVerdict, Pieces, active_pieces, selection_verdict, with_piece
+from .tangents import jvp_at, reference_tangent
 
 STEP = 1e-20  # relative step of the one-sided rays, far below MARGIN_MIN["mp"] of any other comparison
 TIE_RULES = ("first", HULL)
@@ -68,8 +69,6 @@ def second_direction(ctx: Context) -> Any:
 
 def projections(ctx: Context, x: Any) -> list | None:
     """[⟨dy, J(x) v⟩, ⟨dy, J(x) v2⟩] from the reference forward mode at x (None: undefined there)."""
-    from .forward import jvp_at
-
     dy = ctx.dy_flat
     out = []
     try:
@@ -96,11 +95,9 @@ def rule_piece(ctx: Context) -> list | str:
 
 
 def _rule_along_v(ctx: Context) -> Any:
-    """⟨dy, J v⟩ of the tie rule's piece (the reference forward mode's tangent at the point, shared
-    with the `forward` oracle's cache), or why it is not known."""
-    from .forward import ForwardOracle
-
-    jv = ForwardOracle().tangent(ctx)
+    """⟨dy, J v⟩ of the tie rule's piece (the reference forward mode's tangent at the point, which the
+    `forward` oracle computes too: cached once per check), or why it is not known."""
+    jv = reference_tangent(ctx)
     if isinstance(jv, str):
         return jv
     if not _same_path_at(ctx, T.MP_DPS):

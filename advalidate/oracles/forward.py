@@ -22,47 +22,15 @@ from typing import Any
 import mpmath
 
 from ..lang.errors import EvalError
-from ..lang.nested import Dual, TaggedOps
-from ..lang.numeric import reference_ops
-from ..lang.program import Program, to_python
 from ..lang.values import flatten, unflatten
 from . import at_kink
 from . import tolerance as T
 from .base import Oracle
 from .context import Context, EngineRun
+from .tangents import reference_jvp, reference_tangent
 from .verdict import Verdict
 
 FULL_JACOBIAN_MAX = 256
-
-
-def reference_jvp(ctx: Context, dx: Any) -> list:
-    """J dx (flat, mp) at the check's input: `jvp_at`."""
-    return jvp_at(ctx.prog, ctx.x, dx)
-
-
-def jvp_at(prog: Program, x: Any, dx: Any) -> list:
-    """J dx (flat, mp) at x from the built-in forward mode at MP_DPS digits (tagged forward mode for
-    programs with derivative operators)."""
-    from ..impl.seed000.forward import ForwardStage
-
-    if prog.uses_derivatives:
-        return [T.to_mp(t) for t in tagged_jvp(prog, x, dx, TaggedOps(reference_ops("mp", T.MP_DPS)))]
-    with mpmath.workdps(T.MP_DPS):
-        _, ty = ForwardStage().jvp(prog, x, dx, numeric="mp", dps=T.MP_DPS)
-    return [T.to_mp(t) for t in flatten(ty)]
-
-
-def tagged_jvp(prog: Program, x: Any, dx: Any, ops: TaggedOps) -> list:
-    """J dx (flat) by tagged forward mode in `ops`' domain (lang/nested.py): the whole input perturbed
-    under a tag of its own, so the program's own derivative operators nest inside it; any first-order
-    input (its reals at `flatten`'s leaves)."""
-    tag = ops.fresh_tag()
-    num = ops.base.number
-    with mpmath.workdps(getattr(ops.base, "dps", T.MP_DPS)):
-        xs = [Dual(tag, num(r), num(d)) for r, d in zip(flatten(x), flatten(dx), strict=True)]
-        y = to_python(prog, ops)(unflatten(x, xs))
-        tangents = [ops.tangent(v, tag) for v in flatten(y)]
-        return [num(0.0) if t is None else t for t in tangents]
 
 
 def _dot(a: list, b: list) -> Any:
@@ -95,21 +63,13 @@ class ForwardOracle(Oracle):
             return self.fail(run, detail, actual=run.grad)
         return self.inconclusive(run, detail)
 
-    def tangent(self, ctx: Context) -> list | str:
-        if "forward" not in ctx.cache:
-            try:
-                ctx.cache["forward"] = reference_jvp(ctx, ctx.v)
-            except EvalError as exc:
-                ctx.cache["forward"] = f"forward mode raised {type(exc).__name__}: {exc}"
-        return ctx.cache["forward"]
-
     def columns(self, ctx: Context) -> list[list]:
         if "forward-columns" not in ctx.cache:
             ctx.cache["forward-columns"] = [reference_jvp(ctx, _one_hot(ctx.x, k)) for k in range(ctx.n_in)]
         return ctx.cache["forward-columns"]
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:
-        jv = self.tangent(ctx)
+        jv = reference_tangent(ctx)
         if isinstance(jv, str):
             return self.inconclusive(run, jv)
         actual_g = run.grad_flat()
