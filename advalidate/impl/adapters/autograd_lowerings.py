@@ -22,7 +22,7 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
 
-from .autograd import AutogradNamespace
+from .autograd_namespace import AutogradNamespace
 from .lowering import Lowering, Table, check_table
 
 

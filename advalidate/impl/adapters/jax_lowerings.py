@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .jax import F64, JaxNamespace
+from .jax_namespace import F64, JaxNamespace
 from .lowering import Lowering, Table, check_table
 
 

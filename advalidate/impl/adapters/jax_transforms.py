@@ -32,7 +32,8 @@ from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
 from ...lang.xp import XpArrays, convert_xp
 from .checkpoint import CheckpointCompiler
-from .jax import F64, JaxEngine, JaxNamespace, JaxOps
+from .jax import JaxEngine, JaxOps
+from .jax_namespace import F64, JaxNamespace
 from .repro import Sym
 from .tensor import Branches, branching_ops
 from .transforms import Tracing, int_prims, raw_int

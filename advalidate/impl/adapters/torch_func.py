@@ -26,7 +26,8 @@ import torch
 import torch.func
 
 from .common import LibraryOps
-from .torch import DTYPE, TorchEngine, TorchNamespace, TorchOps, _t
+from .torch import TorchEngine, TorchOps
+from .torch_namespace import DTYPE, TorchNamespace, _t
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:

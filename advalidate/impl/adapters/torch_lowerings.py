@@ -29,7 +29,7 @@ import torch
 
 from .lowering import Lowering, Table, check_table
 from .tensor import ravel_targets
-from .torch import DTYPE, TorchNamespace, _index, _t
+from .torch_namespace import DTYPE, TorchNamespace, _index, _t
 
 
 class TorchLoweringNamespace(TorchNamespace):

@@ -21,7 +21,8 @@ from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
 from ...lang.xp import XpArrays, convert_xp
 from .checkpoint import CheckpointCompiler
-from .torch import TorchEngine, TorchNamespace
+from .torch import TorchEngine
+from .torch_namespace import TorchNamespace
 
 
 class TorchCheckpointNamespace(TorchNamespace):
