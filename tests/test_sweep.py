@@ -181,3 +181,59 @@ def test_sweep_cli_on_real_ops_finds_scatter_reduce_prod_and_replay_rederives_it
         [sys.executable, "-m", "advalidate.cli", "replay", str(out / d)], capture_output=True, text=True, timeout=900
     )
     assert rep.returncode == 1 and "silent_zero" in rep.stdout, rep.stdout + rep.stderr
+
+
+def test_a_finding_its_repro_does_not_reproduce_is_unconfirmed_not_counted(tmp_path):
+    """The repro is a second judge: here the sweep ran a wrong rule, the repro the right source."""
+    rec = planted(WRONG, ("reverse", "forward"), op="cube")
+    rec = OpRecord(**{**rec.__dict__, "call_source": RIGHT})
+    rows = [record_payload(rec, check_record(rec, modes=("reverse", "forward")))]
+    opts = SweepOptions(library="torch", out=str(tmp_path), modes=("reverse", "forward"))
+    summary = write_results(tmp_path, opts, rows, [], ["cube"], "all ops checked", 1.0)
+    assert summary["findings"] == []
+    [u] = summary["unconfirmed"]
+    assert (u["op"], u["mode"]) == ("cube", "forward") and "ok: they agree" in u["repro_output"]
+    assert (tmp_path / u["dir"] / "UNCONFIRMED.txt").exists() and not (tmp_path / "findings").exists()
+    assert "Not reproduced" in (tmp_path / "report.html").read_text()
+
+
+def test_a_mismatch_below_the_absolute_floor_is_not_judged():
+    """torch's ndtr(x) underflows to 0 for x <= -20 while its derivative is the right 1e-89:
+    differences of the primal cannot judge a derivative that small."""
+
+    class Flat(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return torch.zeros_like(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 1e-200
+
+    rec = OpRecord("torch", "flat", 0, "sample", Flat.apply, (np.array([-31.0, -25.0]),), frozenset({"reverse"}))
+    assert by_mode(check_record(rec, modes=("reverse",))) == {"reverse": "inconclusive"}
+
+
+def test_variants_of_a_positive_definite_sample_stay_positive_definite():
+    from advalidate.sweep.perturb import variants
+
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        q = rng.standard_normal((4, 4))
+        base = q @ q.T + 0.5 * np.eye(4)
+        names = []
+        for name, (a,) in variants((base,), lambda x: torch.linalg.cholesky_ex(x)[0], seed=seed, salt="spd"):
+            names.append(name)
+            assert np.allclose(a, a.T) and np.linalg.eigvalsh(a).min() > 0, name
+        assert names[0] == "sample"
+
+
+def test_documented_semantics_are_recorded_as_known_not_found():
+    from advalidate.sweep.torch_records import convention
+
+    at_zero = (np.array([0.0, 1.5]),)
+    src = "def f(*args):\n    return torch.nn.functional.softshrink(args[0], lambd={})\n"
+    assert convention("nn.functional.softshrink", src.format("0.0"), at_zero)["*"].startswith("documented")
+    assert convention("nn.functional.softshrink", src.format("0.5"), at_zero) == {}
+    assert convention("nn.functional.softshrink", src.format("0.0"), (np.array([0.3]),)) == {}
+    assert convention("sin", src.format("0.0"), at_zero) == {}

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from advalidate.oracles.function import check_function
-from advalidate.sweep.records import MODES, OpRecord
+from advalidate.sweep.records import ABS_FLOOR, MODES, OpRecord
 
 #: Modes -> (which first-order pass is differentiated, which check_function check judges it).
 PLAN = {
@@ -83,6 +83,16 @@ def _scalar(x: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
+
+
+def _below_floor(expected: Any, actual: Any) -> bool:
+    """Every element of the mismatch (scalars or per-element arrays) is below ABS_FLOOR."""
+    try:
+        e, a = np.asarray(expected, dtype=np.float64), np.asarray(actual, dtype=np.float64)
+        d = np.abs(e - a)
+    except (TypeError, ValueError):
+        return False
+    return d.size > 0 and bool(np.all(d <= ABS_FLOOR))
 
 
 def _is_zero(x: Any) -> bool:
@@ -199,5 +209,8 @@ def _judge(
         v, res = fr.verdict(check), judged[mode]
         res.status, res.detail = v.status, v.detail
         res.expected, res.actual, res.rel_err = _scalar(v.expected), _scalar(v.actual), _scalar(v.rel_err)
+        if v.status == "fail" and _below_floor(v.expected, v.actual):
+            res.status = "inconclusive"
+            res.detail = f"{v.detail} (below the absolute floor {ABS_FLOOR:.1e} that differences resolve)"
         if v.status == "fail" and not res.claimed:
             res.status = "silent_zero" if _is_zero(v.actual) else "silent_wrong"

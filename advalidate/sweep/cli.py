@@ -80,6 +80,9 @@ def summary_text(s: dict[str, Any], out: str) -> str:
         f"new findings: {len(s['findings'])}",
     ]
     lines += [f"  {f['dir']}: {f['op']} {f['mode']} {f['kind']} ({f['occurrences']}x)" for f in s["findings"]]
+    if s.get("unconfirmed"):
+        lines.append(f"not reproduced by their repro.py (not counted): {len(s['unconfirmed'])}")
+        lines += [f"  {f['dir']}: {f['op']} {f['mode']} {f['kind']}" for f in s["unconfirmed"]]
     lines.append(f"known to the library: {len(s['known'])}")
     lines += [f"  {f['dir']}: {f['op']} {f['mode']} {f['kind']} — {f['known']}" for f in s["known"]]
     if s["incidents"]:

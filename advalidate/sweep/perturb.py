@@ -3,7 +3,9 @@
 A database's samples are benign: decompositions of near-identity factors, cumulative products
 without zeros, arguments near 0. Each perturbation keeps the sample's shapes and domain (a
 variant is kept only when the op is finite on it wherever it was finite on the sample) and is
-seeded by (seed, op, sample), so every run and every repro sees the same numbers.
+seeded by (seed, op, sample), so every run and every repro sees the same numbers. A symmetric
+positive definite sample stays so (`keeps_domain`): ops such as `cholesky_ex` report leaving their
+domain in an output instead of raising.
 """
 
 from __future__ import annotations
@@ -86,6 +88,19 @@ PERTURBATIONS: dict[str, Callable[[np.ndarray, np.random.Generator], np.ndarray 
 }
 
 
+def _spd(a: np.ndarray) -> bool:
+    """Symmetric positive definite (a stack of them): the domain of cholesky and its kin."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] < 1 or not np.allclose(a, np.swapaxes(a, -1, -2)):
+        return False
+    return bool(np.all(np.linalg.eigvalsh(a) > 0))
+
+
+def keeps_domain(base: np.ndarray, new: np.ndarray) -> bool:
+    """A variant of a symmetric positive definite sample must stay so: cholesky_ex & co. do not
+    raise outside their domain (they report `info`), so finiteness alone cannot tell."""
+    return not _spd(base) or _spd(new)
+
+
 def _finite_where(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> np.ndarray | None:
     """Which output elements of fn(*args) are finite (None when fn raises)."""
     import torch
@@ -122,6 +137,8 @@ def variants(
             if new is None:
                 continue
             args = (new, *base[1:])
+        if not all(keeps_domain(a, b) for a, b in zip(base, args)):
+            continue
         fin = _finite_where(fn, args)
         if fin is None or fin.shape != ok.shape or not np.all(fin[ok]):
             continue

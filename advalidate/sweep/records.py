@@ -37,4 +37,9 @@ class OpRecord:
 
 RecordSource = Callable[..., Iterator[OpRecord]]
 
-__all__ = ["MODES", "OpRecord", "RecordSource"]
+#: Below this absolute difference a mismatch is not judged: float64 difference quotients do not
+#: resolve derivatives of ~1e-150 and less (primals there underflow, e.g. torch's ndtr(x) is 0
+#: for x <= -20 while its derivative rule gives the right 1e-89); √(smallest normal float64).
+ABS_FLOOR = 2.0**-511
+
+__all__ = ["ABS_FLOOR", "MODES", "OpRecord", "RecordSource"]

@@ -38,7 +38,8 @@ Verdicts: {% for k, v in s.verdicts.items() %}{{ k }} {{ v }}{% if not loop.last
 <td><code>{{ f.dir }}</code></td></tr>
 {% endfor %}</table>{% else %}<p>None.</p>{% endif %}
 <h2>Known to the library ({{ s.known | length }})</h2>
-<p>Failures in a mode that the library's own database marks as an expected failure or skip for this op.</p>
+<p>Failures in a mode that the library's own database marks as an expected failure or skip for this op,
+or where the library documents its own semantics.</p>
 {% if s.known %}<table><tr><th>op</th>
 <th>mode</th>
 <th>kind</th>
@@ -54,6 +55,22 @@ Verdicts: {% for k, v in s.verdicts.items() %}{{ k }} {{ v }}{% if not loop.last
 <td>{{ f.detail }}</td>
 <td><code>{{ f.dir }}</code></td></tr>
 {% endfor %}</table>{% else %}<p>None.</p>{% endif %}
+{% if s.unconfirmed %}<h2>Not reproduced ({{ s.unconfirmed | length }})</h2>
+<p>The sweep's check failed, but the finding's own repro.py (its own cotangent, direction and
+differences) does not reproduce it: not counted as a bug.</p>
+<table><tr><th>op</th>
+<th>mode</th>
+<th>kind</th>
+<th>detail</th>
+<th>repro.py said</th>
+<th>directory</th></tr>
+{% for f in s.unconfirmed %}<tr><td>{{ f.op }}</td>
+<td>{{ f.mode }}</td>
+<td>{{ f.kind }}</td>
+<td>{{ f.detail }}</td>
+<td><pre>{{ f.repro_output }}</pre></td>
+<td><code>{{ f.dir }}</code></td></tr>
+{% endfor %}</table>{% endif %}
 {% if s.incidents %}<h2>Incidents ({{ s.incidents | length }})</h2><table><tr><th>op</th>
 <th>what</th>
 <th>detail</th></tr>

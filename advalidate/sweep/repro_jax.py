@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from advalidate.sweep.literals import float_literal
+from advalidate.sweep.records import ABS_FLOOR
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
 from advalidate.sweep.repro_torch import REPRO_RTOL
 from advalidate.sweep.repro_torch import TEMPLATE as _TORCH_TEMPLATE
@@ -112,7 +113,7 @@ try:
 except Exception as exc:
     print(f"jax {{jax.__version__}}: {{MODE}} raised {{type(exc).__name__}}: {{exc}}")
     sys.exit({exit_on_raise})
-tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)))
+tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r})
 print(f"jax {{jax.__version__}}, {{MODE}} of {op}:")
 print(f"  jax:                 {{actual!r}}")
 print(f"  finite differences:  {{expected!r}} (error estimate {{err:.2g}})")
@@ -164,6 +165,7 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         op=finding["op"],
         exit_on_raise=0 if silent else 1,
         rtol=REPRO_RTOL,
+        atol=ABS_FLOOR,
     )
 
 

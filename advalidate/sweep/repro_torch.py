@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from advalidate.sweep.literals import float_literal
+from advalidate.sweep.records import ABS_FLOOR
 
 TEMPLATE = '''\
 """{title}
@@ -140,7 +141,7 @@ try:
 except Exception as exc:
     print(f"torch {{torch.__version__}}: {{MODE}} raised {{type(exc).__name__}}: {{exc}}")
     sys.exit({exit_on_raise})
-tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)))
+tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r})
 print(f"torch {{torch.__version__}}, {{MODE}} of {op}:")
 print(f"  torch:               {{actual!r}}")
 print(f"  finite differences:  {{expected!r}} (error estimate {{err:.2g}})")
@@ -197,4 +198,5 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         op=finding["op"],
         exit_on_raise=0 if silent else 1,
         rtol=REPRO_RTOL,
+        atol=ABS_FLOOR,
     )

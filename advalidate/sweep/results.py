@@ -4,6 +4,11 @@ A finding is one (op, mode, kind): every record where that mode of that op faile
 occurrence, and the first (the library's own sample before a perturbation of it) is the one
 written out and reproduced. Findings in a mode the library itself marks as an expected failure
 or skip go to `known/` and are counted apart: they are not new.
+
+A new finding counts only once its `repro.py`, run alone in a fresh interpreter, reproduces it
+(exit 1 with its BUG line): the repro draws its own cotangent and direction and judges with its
+own Ridders differences, so it is an independent second judge. One that does not reproduce (or
+has no repro) goes to `unconfirmed/` with the repro's output: shown, never counted as a bug.
 """
 
 from __future__ import annotations
@@ -11,7 +16,11 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import shutil
+import subprocess
+import sys
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -114,6 +123,53 @@ def write_finding(directory: Path, finding: dict[str, Any], opts: Any, version: 
     )
 
 
+#: Seconds a finding's repro.py may take when it is confirmed.
+CONFIRM_TIMEOUT = 180.0
+
+
+def confirm(directory: Path) -> tuple[bool, str]:
+    """(does the finding's repro.py, run alone with `python -I` in its directory, exit 1 with
+    its BUG line?, the tail of what it printed)."""
+    repro = directory / "repro.py"
+    if not repro.exists():
+        return False, "no repro.py in the library's own API"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "repro.py"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=CONFIRM_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"repro.py ran past {CONFIRM_TIMEOUT:g} s"
+    tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-6:])
+    return done.returncode == 1 and "BUG" in done.stdout, tail
+
+
+def _confirm_all(out: Path, new: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
+    """Run every new finding's repro; move those that do not reproduce to unconfirmed/."""
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        verdicts = list(pool.map(lambda f: confirm(out / f["dir"]), new))
+    unconfirmed = []
+    for f, (ok, tail) in zip(new, verdicts):
+        f["repro_output"] = tail
+        if ok:
+            continue
+        moved = f"unconfirmed/{f['dir'].split('/', 1)[1]}"
+        (out / moved).parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(out / f["dir"]), str(out / moved))
+        (out / moved / "UNCONFIRMED.txt").write_text(
+            "The sweep's check failed here, but repro.py (its own cotangent, direction and "
+            f"differences) does not reproduce it, so it is not counted as a bug:\n{tail}\n"
+        )
+        f["dir"] = moved
+        unconfirmed.append(f)
+    if (out / "findings").is_dir() and not any((out / "findings").iterdir()):
+        (out / "findings").rmdir()
+    return unconfirmed
+
+
 def write_results(
     out: Path,
     opts: Any,
@@ -125,6 +181,8 @@ def write_results(
     cpu_seconds: float = 0.0,
 ) -> dict[str, Any]:
     version = library_version(opts.library)
+    for sub in ("findings", "known", "unconfirmed"):  # derived from results.jsonl: made anew (--resume)
+        shutil.rmtree(out / sub, ignore_errors=True)
     findings = group_findings(rows)
     new = [f for f in findings if not f["known"]]
     known = [f for f in findings if f["known"]]
@@ -132,6 +190,8 @@ def write_results(
         for i, f in enumerate(items, 1):
             f["dir"] = f"{sub}/{i:03d}-{_slug(f['op'])}-{f['mode']}"
             write_finding(out / f["dir"], f, opts, version)
+    unconfirmed = _confirm_all(out, new, getattr(opts, "workers", 1))
+    new = [f for f in new if f not in unconfirmed]
     statuses: Counter[str] = Counter(r["status"] for row in rows for r in row["results"])
     ops_checked = sorted({row["op"] for row in rows})
     summary = {
@@ -148,6 +208,7 @@ def write_results(
         "verdicts": dict(statuses),
         "findings": [{k: v for k, v in f.items() if k not in ("record", "where")} for f in new],
         "known": [{k: v for k, v in f.items() if k not in ("record", "where")} for f in known],
+        "unconfirmed": [{k: v for k, v in f.items() if k not in ("record", "where")} for f in unconfirmed],
         "incidents": incidents,
         "ops": op_table(rows),
     }

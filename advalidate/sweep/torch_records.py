@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from typing import Any
@@ -106,6 +107,39 @@ def known_failures(o: Any) -> dict[str, str]:
             if reason:
                 out[mode] = f"{reason} ({info.cls_name or 'all classes'}.{info.test_name or '*'})"
     return out
+
+
+def _shrink_at_zero_threshold(source: str, args: tuple[np.ndarray, ...]) -> bool:
+    m = re.search(r"lambd=([-+0-9.e]+)", source)
+    return m is not None and float(m.group(1)) == 0.0 and bool(np.any(args[0] == 0))
+
+
+#: What torch documents as an op's semantics where it differs from the derivative of the
+#: mathematical function: op -> (does the record sit there?, the documented rule). Such records
+#: go to known/ with the rule, never to findings/ (issue #22: documented choices are not bugs).
+CONVENTIONS: dict[str, tuple[Callable[[str, tuple[np.ndarray, ...]], bool], str]] = {
+    "nn.functional.hardshrink": (
+        _shrink_at_zero_threshold,
+        "documented: hardshrink(x) = 0 for |x| <= lambd; with lambd = 0 that branch is the point "
+        "x = 0 and its derivative 0 is the branch's (a selection gradient)",
+    ),
+    "nn.functional.softshrink": (
+        _shrink_at_zero_threshold,
+        "documented: softshrink(x) = 0 for |x| <= lambd; with lambd = 0 that branch is the point "
+        "x = 0 and its derivative 0 is the branch's (a selection gradient)",
+    ),
+    "to_sparse": (
+        lambda source, args: bool(np.any(args[0] == 0)),
+        "documented: gradients of sparse tensors follow masked semantics (unspecified elements, "
+        "here the input's exact zeros, get none; pytorch/pytorch#103518)",
+    ),
+}
+
+
+def convention(op: str, source: str, args: tuple[np.ndarray, ...]) -> dict[str, str]:
+    """{"*": rule} when the record sits where torch documents its own semantics, else {}."""
+    test, rule = CONVENTIONS.get(op, (None, ""))
+    return {"*": rule} if test is not None and test(source, args) else {}
 
 
 def _operator_expression(o: Any) -> str:
@@ -313,7 +347,7 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0, samples: int | N
                         fn=fn,
                         args=args,
                         modes=modes,
-                        known=known,
+                        known={**known, **convention(key, source, args)},
                         call_source=source,
                         nondiff_outputs=nondiff,
                     )
