@@ -41,5 +41,9 @@ RecordSource = Callable[..., Iterator[OpRecord]]
 #: resolve derivatives of ~1e-150 and less (primals there underflow, e.g. torch's ndtr(x) is 0
 #: for x <= -20 while its derivative rule gives the right 1e-89); √(smallest normal float64).
 ABS_FLOOR = 2.0**-511
+#: Where differences are exactly 0 ± 0 (a pass flat to the last bit, e.g. logcumsumexp's
+#: second derivatives at inputs ~1e4 apart), a rule's value within this fraction of
+#: |W|·|V|·max|S(X)| is its rounding (p(1 - p) from exp(x - out) rounded at |x| ~ 1e4), not a bug.
+FLAT_RTOL = 1e-12
 
-__all__ = ["ABS_FLOOR", "MODES", "OpRecord", "RecordSource"]
+__all__ = ["ABS_FLOOR", "FLAT_RTOL", "MODES", "OpRecord", "RecordSource"]
