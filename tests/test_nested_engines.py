@@ -23,16 +23,12 @@ from hypothesis import strategies as st
 from nested_programs import CONFUSION, HESSIAN_FR, HESSIAN_RR, fd_gradient
 
 import advalidate as adv
-from advalidate.impl.seed001 import Declined, eliminated, specialise
+from advalidate.impl.seed001 import Declined, specialise
 from advalidate.impl.seed001.specialise import MAX_COPIES
-from advalidate.lang.compile import Budget, Compiler
-from advalidate.lang.core import CExpr
 from advalidate.lang.core_pretty import pretty_core
-from advalidate.lang.deep import run_deep
-from advalidate.lang.nested import TaggedOps
-from advalidate.lang.numeric import reference_ops
-from advalidate.lang.program import evaluate, numeric_prims, run_reference
-from advalidate.lang.values import convert, flatten, unflatten
+from advalidate.lang.program import evaluate
+from advalidate.lang.values import flatten, unflatten
+from advalidate.report.nested import HVP_CONSTANT, hvp_costs, hvp_family, point, run_core, run_eliminated
 
 NESTED_ENGINES = ("naive", "staged", "cayley", "sparse", "mutable", "tape", "parallel", "forward")
 SEED004 = ("delta", "dualarrays", "bot", "compiled")
@@ -269,21 +265,6 @@ def close(got: list, want: list, rel: float) -> bool:
     return all(abs(float(g) - float(w)) <= rel * max(1.0, abs(float(w))) for g, w in zip(got, want, strict=True))
 
 
-def run_core(core: CExpr, prog: adv.Program, x: Any, tagged: bool = False) -> tuple[Any, int]:
-    """A core program of `prog`'s type run by the reference interpreter (derivative operators by
-    tagged forward mode when `tagged`): (value, primal ops)."""
-    ops = reference_ops("float")
-    arith = TaggedOps(ops) if tagged else ops
-    fn = run_deep(lambda: Compiler(numeric_prims(arith), Budget(None)).compile_program(core))
-    y = run_deep(lambda: fn(convert(x, prog.input_type, float, internal=True)))
-    return convert(y, prog.output_type, lambda v: v, internal=False), ops.ops
-
-
-def run_eliminated(prog: adv.Program, x: Any) -> tuple[Any, int]:
-    """The eliminated core program run by the reference interpreter: (value, primal ops)."""
-    return run_core(eliminated(prog), prog, x)
-
-
 def test_nested_engines_are_seed000s_stages() -> None:
     have = {n for n in adv.engine_names() if "nested" in (getattr(adv.engine(n), "supports", None) or ())}
     assert have == set(NESTED_ENGINES)
@@ -499,70 +480,14 @@ def test_specialisation_preserves_the_value(
 # H_ii = −sin x_i, H_{i,i+1} = H_{i+1,i} = 1, and its primal cost grows linearly in n.
 
 
-def _sum(terms: list[str]) -> str:
-    """A balanced `+` tree (the parser's nesting limit stays far away)."""
-    if len(terms) == 1:
-        return terms[0]
-    mid = len(terms) // 2
-    return f"({_sum(terms[:mid])}) + ({_sum(terms[mid:])})"
-
-
-def hvp_family(n: int) -> dict[str, adv.Program]:
-    xs = [f"x{i}" for i in range(1, n + 1)]
-    ty = "R" if n == 1 else "(" + ", ".join(["R"] * n) + ")"
-    pat = xs[0] if n == 1 else "(" + ", ".join(xs) + ")"
-    terms = [f"x{i} * x{i + 1}" for i in range(1, n)] + [f"sin x{i}" for i in range(1, n + 1)]
-    f = f"def f ({pat} : {ty}) : R = {_sum(terms)}\n"
-    gs = [f"g{i}" for i in range(1, n + 1)]
-    gpat = gs[0] if n == 1 else "(" + ", ".join(gs) + ")"
-    vpat = "(" + ", ".join(f"v{i}" for i in range(1, n + 1)) + ")" if n > 1 else "v1"
-    dot = _sum([f"g{i} * v{i}" for i in range(1, n + 1)])
-    return {
-        "f": adv.parse(f + f"def main (x : {ty}) : R = f x\n"),
-        "grad": adv.parse(f + f"def main (x : {ty}) : {ty} = grad f x\n"),
-        # reverse over forward: the outer reverse stage differentiates jvp's forward code
-        "rof": adv.parse(f + f"def main ((x, v) : ({ty}, {ty})) : R = jvp f x v\n"),
-        # forward over reverse: the HVP is the value
-        "for": adv.parse(f + f"def main ((x, v) : ({ty}, {ty})) : {ty} = jvp (\\y -> grad f y) x v\n"),
-        # reverse over reverse: the gradient of ∇f(x)·v
-        "ror": adv.parse(f + f"def main ((x, {vpat}) : ({ty}, {ty})) : R = let {gpat} = grad f x in {dot}\n"),
-    }
-
-
-def tup(vals: list) -> Any:
-    v = vals[-1]
-    for r in reversed(vals[:-1]):
-        v = (r, v)
-    return v
-
-
-def point(n: int) -> tuple[Any, Any]:
-    return tup([0.3 + 0.1 * i for i in range(n)]), tup([1.0 - 0.07 * i for i in range(n)])
-
-
-# The constant of the claim: a Hessian-vector product by reverse over forward (the tape stage's vjp
-# of `jvp f x v`, forward and reverse pass together) costs at most HVP_CONSTANT times f's primal ops
-# (n ≥ 2; measured 15.6 at n = 2 falling to 14.8 at n = 32).
-HVP_CONSTANT = 16
-
-
-def hvp_costs(n: int) -> dict[str, float]:
-    """Cost of one HVP / primal ops of f, per construction (counts in the tape stage's model)."""
-    progs = hvp_family(n)
-    x, v = point(n)
-    base = run_reference(progs["f"], x).primal_ops
-    _, back = adv.engine("tape").vjp(progs["rof"], (x, v))
-    back(1.0)
-    rof = (back.stats["primal_ops"] + back.stats["reverse_cost"]) / base
-    _, ops = run_eliminated(progs["for"], (x, v))  # its value is the HVP: the cost is evaluating it
-    _, back = adv.engine("tape").vjp(progs["ror"], (x, v))
-    back(1.0)
-    ror = (back.stats["primal_ops"] + back.stats["reverse_cost"]) / base
-    return {"primal": base, "rof": rof, "for": ops / base, "ror": ror}
+# The HVP family, its point and its measurement are the report's (`advalidate.report.nested`): the
+# report's seed 001 section shows the same counts this test asserts on.
 
 
 def test_hvp_reverse_over_forward_costs_a_constant_times_the_primal() -> None:
     costs = {n: hvp_costs(n) for n in (1, 2, 4, 8, 16, 32)}
+    for c in costs.values():
+        c["rof"] = c["rof:tape"]
     assert [costs[n]["primal"] for n in (4, 8, 16, 32)] == [13, 29, 61, 125]  # 4n − 3: linear in n
     assert all(c["rof"] <= HVP_CONSTANT for n, c in costs.items() if n >= 2), costs
     assert costs[1]["rof"] == 19  # f = sin x1 is one operation: the fixed part of jvp and of the tape dominates

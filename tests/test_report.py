@@ -518,3 +518,40 @@ def test_array_grids_give_every_claim_enough_sizes_in_both_modes() -> None:
         for name in ("build_elementwise", "onehot_loop", "conv1d"):
             (fam,) = report_array_families([name])
             assert array_grid(fam, settings)[-1] >= 100, (settings.mode, name)
+
+
+# ---- the nested-AD section (seed 001, issue #23) -------------------------------------------------
+
+
+def test_quick_report_checks_the_seed_001_claims(quick) -> None:
+    """Perturbation confusion on every eliminating stage and the HVP cost against f's primal as n
+    grows, per stage: the same counts tests/test_nested_engines.py asserts on (`report.nested`)."""
+    out, cells, info = quick
+    assert info.nested
+    keys = dict(info.claims)
+    for key in ("nested-confusion", "nested-hvp", "nested-hvp-flat"):
+        assert keys[key] is True and cells.claims[key] == "true", key
+    text = out.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S)[1])
+    nested = data["nested"]
+    assert [r["n"] for r in nested["rows"]] == list(Settings.quick().nested_ns)
+    assert nested["stages"] == ["naive", "staged", "cayley", "sparse", "mutable", "tape", "parallel"]
+    assert set(nested["confusion"]) == {*nested["stages"], "forward"}
+    ratio = {s: [r["ratios"][f"rof:{s}"] for r in nested["rows"]] for s in nested["stages"]}
+    assert ratio["tape"][1:] == sorted(ratio["tape"][1:], reverse=True)  # 15.6 at n = 2 falling towards 14.8
+    assert ratio["naive"][-1] > 3 * ratio["naive"][1]  # seed 000's naive stage: linear per HVP
+    assert 'id="nested"' in text and '<table class="data nested hvp">' in text
+
+
+def test_check_recomputes_the_seed_001_claims_from_the_page(quick, tmp_path: Path) -> None:
+    """A page whose embedded counts say the confusion program gave 2 on tape, while its claims table
+    still says ✓, is caught by `report.check`."""
+    out, _, _ = quick
+    text = out.read_text(encoding="utf-8")
+    data_re = re.compile(r'(<script type="application/json" id="report-data">)(.*?)(</script>)', re.S)
+    data = json.loads(data_re.search(text)[2])
+    data["nested"]["confusion"]["tape"]["value"] = 2.0
+    bad = tmp_path / "confused.html"
+    bad.write_text(data_re.sub(lambda m: m[1] + json.dumps(data) + m[3], text), encoding="utf-8")
+    assert check_report(out) == []
+    assert any("nested-confusion" in p for p in check_report(bad))

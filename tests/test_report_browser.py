@@ -145,3 +145,27 @@ def test_every_plot_image_loaded(page: Any, tmp_path: Path) -> None:
     assert all(0 < i["shown"] <= width for i in imgs)
     page.locator("#family-doubling .plots").scroll_into_view_if_needed()
     _shot(page, f"report-doubling-{width}.png", tmp_path)
+
+
+def test_nested_section_is_on_the_page(page: Any) -> None:
+    """Seed 001's section: its confusion and HVP tables are shown (inside scroll containers), and its
+    claim rows in the claims table hold."""
+    info = page.evaluate(
+        """() => {
+            const s = document.getElementById('nested');
+            if (!s) return null;
+            const tables = [...s.querySelectorAll('table')];
+            return {tables: tables.length, scrolled: tables.every(t => t.closest('.scroll') !== null),
+                    rows: s.querySelectorAll('table.hvp tr[data-n]').length,
+                    confusion: [...s.querySelectorAll('table.confusion td')].map(td => td.dataset.ok),
+                    claims: [...document.querySelectorAll('tr[data-claim^="nested-"] td.mark')]
+                        .map(td => td.innerText.trim())};
+        }"""
+    )
+    assert info is not None, "no nested section"
+    assert info["tables"] == 2 and info["scrolled"] and info["rows"] >= 4, info
+    assert info["confusion"] and all(ok == "true" for ok in info["confusion"]), info
+    assert info["claims"] == ["✓", "✓", "✓"], info
+    page.locator("#nested").scroll_into_view_if_needed()
+    box = page.locator("#nested table.hvp").bounding_box()
+    assert box is not None and box["width"] > 0

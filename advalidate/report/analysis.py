@@ -229,13 +229,16 @@ def once_each(cells: dict[tuple[str, str], Cell], families: list[str]) -> list[O
 
 def report_families(names: Iterable[str] | None = None) -> list[Any]:
     """The seed 000 families a report covers: `FAMILIES` in order, or the ones named. Names may also be
-    array families (`ARRAY_FAMILIES`, measured by `advalidate.report.arrays`); any other is an error."""
+    array families (`ARRAY_FAMILIES`, measured by `advalidate.report.arrays`) or `hvp` (seed 001's
+    section, `advalidate.report.nested`); any other is an error."""
     from ..generators.families import ARRAY_FAMILIES, FAMILIES
+    from .nested import NESTED_FAMILY
 
     fams = list(FAMILIES.values())
     if names is not None:
         wanted = list(names)
-        unknown = [n for n in wanted if n not in {f.name for f in fams} and n not in ARRAY_FAMILIES]
+        known = {f.name for f in fams} | set(ARRAY_FAMILIES) | {NESTED_FAMILY}
+        unknown = [n for n in wanted if n not in known]
         if unknown:
             raise ValueError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)}")
         fams = [f for f in fams if f.name in wanted]

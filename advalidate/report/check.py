@@ -172,6 +172,9 @@ def check_report(path: str | Path, claims: bool = False) -> list[str]:
         problems.append("no family sections")
     if arrays:
         problems.extend(_array_problems(page, arrays))
+    nested = data.get("nested") if isinstance(data, dict) else None
+    if nested:
+        problems.extend(_nested_problems(page, nested))
     par = set()
     if data:
         for fam, d in data.get("families", {}).items():
@@ -237,6 +240,27 @@ def _array_problems(page: _Page, arrays: dict) -> list[str]:
         elif shown != str(ok).lower():
             says = str(ok).lower()
             problems.append(f"claim {key}: the table says data-ok={shown}, its counts in the page say {says}")
+    return problems
+
+
+def _nested_problems(page: _Page, nested: dict) -> list[str]:
+    """Seed 001's section: every claim, recomputed from the counts embedded in the page, has its row
+    in the claims table saying the same."""
+    from .nested import claim_results
+
+    try:
+        claims = claim_results(nested)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return [f"nested: the embedded counts do not read as counts: {type(exc).__name__}: {exc}"]
+    problems = []
+    for key, ok, _ in claims:
+        shown = page.claims.get(key)
+        if shown is None:
+            problems.append(f"claim {key}: no row in the claims table")
+        elif shown != str(ok).lower():
+            problems.append(
+                f"claim {key}: the table says data-ok={shown}, its counts in the page say {str(ok).lower()}"
+            )
     return problems
 
 

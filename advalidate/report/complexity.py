@@ -19,6 +19,7 @@ from .views import (
     claim_view,
     data,
     family_context,
+    nested_context,
     parallel_rows,
     peer_status,
     render_page,
@@ -37,6 +38,7 @@ class ReportInfo:
     claims: list[tuple[str, bool]]  # (claim key, holds)
     families: list[str]  # the seed 000 families measured
     array_families: list[str] = field(default_factory=list)  # the array families (seed 004) measured
+    nested: bool = False  # whether seed 001's section (the HVP family, perturbation confusion) was measured
 
 
 def make_report(
@@ -66,6 +68,7 @@ def make_report(
     from .fit import GOOD_FIT, MIN_DECADES, RATIO_TOLERANCE
     from .html import render
     from .measure import available_peers, measure_family
+    from .nested import NESTED_FAMILY, NESTED_STAGES, measure_nested
 
     start = time.perf_counter()
     settings = settings or (Settings.quick() if quick else Settings.full())
@@ -79,6 +82,9 @@ def make_report(
     array_stages = [e for e in ARRAY_STAGES if e in wanted and e in known] if array_fams else []
     if engines is not None and not stage_list:
         fams = []  # only array stages were asked for
+    nested_stages = [e for e in NESTED_STAGES if e in stage_list]
+    if families is not None and NESTED_FAMILY not in families:
+        nested_stages = []
     peer_list = list(peers) if peers is not None else available_peers()
     peer_list = [p for p in peer_list if settings.peer_size.get(p, 0) > 0]
     results = []
@@ -93,6 +99,12 @@ def make_report(
         array_results.append(measure_array_family(fam, array_stages, settings))
         if progress:
             progress(f"{fam.name} (arrays): measured in {time.perf_counter() - t:.1f} s")
+    nested_data = None
+    if nested_stages:
+        t = time.perf_counter()
+        nested_data = measure_nested(settings.nested_ns, nested_stages)
+        if progress:
+            progress(f"{NESTED_FAMILY} (nested, seed 001): measured in {time.perf_counter() - t:.1f} s")
     cells = analyse(results)
     names = [r.name for r in results]
     claims = evaluate_claims(cells)
@@ -112,6 +124,8 @@ def make_report(
         keys.append(("once", all(o.ok for o in once_rest)))
     arrays_ctx, array_keys = arrays_context(array_results, array_stages, plots) if array_results else (None, [])
     keys += array_keys
+    nested_ctx, nested_keys = nested_context(nested_data) if nested_data else (None, [])
+    keys += nested_keys
     peers_ctx = peer_status(settings, peer_list, peers is not None, results)
     fam_ctx = [family_context(r, stage_list, peer_list, primal_fit(r).label or "—", plots, cells) for r in results]
     time_columns = [e for e in ("tape", "parallel") if e in stage_list] + peer_list
@@ -120,7 +134,9 @@ def make_report(
         "mode": settings.mode,
         "timestamp": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": f"Python {platform.python_version()}",
-        "verdict": verdict(keys, len(results), len(stage_list), len(array_results), len(array_stages)),
+        "verdict": verdict(
+            keys, len(results), len(stage_list), len(array_results), len(array_stages), bool(nested_data)
+        ),
         "families": fam_ctx,
         "engines": stage_list,
         "peers": peer_list,
@@ -140,16 +156,21 @@ def make_report(
         "settings": settings_text(settings),
         "data": data(results, cells, claims, linear, settings),
         "arrays": arrays_ctx,
+        "nested": nested_ctx,
     }
     if arrays_ctx is not None:
         ctx["data"]["arrays"] = arrays_ctx["data"]
         ctx["data"]["claims"] |= dict(array_keys)
+    if nested_data is not None:
+        ctx["data"]["nested"] = nested_data
+        ctx["data"]["claims"] |= dict(nested_keys)
     page = render_page(render, ctx)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     array_names = [r.name for r in array_results]
-    return ReportInfo(path, time.perf_counter() - start, all(ok for _, ok in keys), keys, names, array_names)
+    seconds = time.perf_counter() - start
+    return ReportInfo(path, seconds, all(ok for _, ok in keys), keys, names, array_names, bool(nested_data))
 
 
 def main_progress(msg: str) -> None:

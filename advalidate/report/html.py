@@ -86,7 +86,7 @@ means the reverse pass is linear in the primal.</p>
 <li><a href="#claims">The paper's argument</a></li>
 <li><a href="#growth">Growth per family and stage</a></li>
 {% for f in families %}<li><a href="#family-{{ f.name }}">{{ f.name }}</a></li>
-{% endfor %}{% if arrays %}<li><a href="#arrays">Arrays (seed 004)</a></li>{% endif %}{% if parallel %}<li><a href="#parallel">Work, span and parallelism</a></li>{% endif %}
+{% endfor %}{% if arrays %}<li><a href="#arrays">Arrays (seed 004)</a></li>{% endif %}{% if nested %}<li><a href="#nested">Nested AD (seed 001)</a></li>{% endif %}{% if parallel %}<li><a href="#parallel">Work, span and parallelism</a></li>{% endif %}
 <li><a href="#walltime">Wall time{% if peers %} and outside systems{% endif %}</a></li>
 <li><a href="#method">How this is measured</a></li>
 </ul></nav>
@@ -128,7 +128,12 @@ paper says fixes it, on the family built to expose it. A row holds (✓) when bo
 <td>reverse_elem_ops ≤ C · primal_elem_ops, C = {{ arrays.constant }}, at every n ≥ {{ arrays.n0 }}<br><small>seed 004 §5-§7: once the builds are bulk operations, the gradient costs a constant factor of the program</small></td><td>all {{ b.families }} array families</td>
 <td>{% if b.without %}<b>dualarrays</b> (no bot; not a check)<br>up to {{ b.without }}{% else %}—{% endif %}</td>
 <td data-engine="{{ b.stages|map(attribute='stage')|join(' ') }}" data-verdict="{{ 'holds' if b.ok else 'fails' }}">{% for s in b.stages %}<b>{{ s.stage }}</b>{% if not s.ok %} ✗{% endif %}<br>paper: ≤ C · primal<br>measured on {{ s.families }} families: at most {{ s.worst }}{% if s.declined %}; declined: {{ s.declined|join(', ') }}{% endif %}{% for f in s.failing %}; {{ f }}{% endfor %}{% if not loop.last %}<br>{% endif %}{% endfor %}</td></tr>
-{% endif %}{% endif %}
+{% endif %}{% endif %}{% if nested %}<tr class="group"><th colspan="5">Nested AD: seed 001 (<a href="#nested">details</a>); operation counts of <code>back.stats</code></th></tr>
+{% for c in nested.claims %}<tr data-claim="{{ c.key }}" data-ok="{{ c.ok|lower }}" class="{{ 'ok' if c.ok else 'bad' }}">
+<td class="mark">{{ '✓' if c.ok else '✗' }}</td>
+<td>{{ c.problem }}<br><small>{{ c.where|safe }}</small></td><td><a href="#nested">hvp</a></td>
+<td>—</td><td data-verdict="{{ 'holds' if c.ok else 'fails' }}">paper: {{ c.paper }}<br>measured: {{ c.measured }}</td></tr>
+{% endfor %}{% endif %}
 </table></div>
 </section>
 
@@ -219,6 +224,29 @@ reverse_elem_ops / primal_elem_ops at n ≥ {{ arrays.n0 }}. The gradients of th
 </table></div>
 </section>
 {% endfor %}</details>
+</section>{% endif %}
+
+{% if nested %}<section id="nested">
+<h2>Nested AD (seed 001)</h2>
+<p class="note">Derivative operators inside programs, eliminated into ordinary code (seed 001 §3-§5 by seed 000's
+rules) and differentiated again by each stage. Perturbation confusion: <code>{{ nested.program }}</code> at z = 0.7 must
+give 1 (value) and 0 (gradient) on every stage.</p>
+<div class="scroll"><table class="nested confusion">
+<tr>{% for c in nested.confusion %}<th>{{ c.stage }}</th>{% endfor %}</tr>
+<tr>{% for c in nested.confusion %}<td data-engine="{{ c.stage }}" data-ok="{{ c.ok|lower }}" class="{{ 'ok' if c.ok else 'bad' }}">{{ c.text }}</td>{% endfor %}</tr>
+</table></div>
+<p class="note">Hessian-vector products of f_n(x) = Σ x<sub>i</sub> x<sub>i+1</sub> + Σ sin x<sub>i</sub> (an n-tuple; primal 4n − 3
+operations), each as its cost divided by f's primal operations. Reverse over forward: the stage's <code>vjp</code> of
+<code>jvp f x v</code>, forward and reverse pass (<code>primal_ops + reverse_cost</code>). Forward over reverse: evaluating the
+eliminated <code>jvp (\y -&gt; grad f y) x v</code>; reverse over reverse: tape's <code>vjp</code> of ∇f(x)·v (both run seed 001's
+naive inner reverse, whose every + builds an n-tuple: linear per HVP). The claims: on tape ≤ {{ nested.constant }} at
+n ≥ {{ nested.n0 }}, and no growth on the linear stages.</p>
+<div class="scroll"><table class="data nested hvp">
+<tr><th rowspan="2">n</th><th rowspan="2">f primal ops</th><th colspan="{{ nested.stages|length }}">reverse over forward, per stage</th><th rowspan="2">forward over reverse</th><th rowspan="2">reverse over reverse (tape)</th></tr>
+<tr>{% for e in nested.stages %}<th>{{ e }}</th>{% endfor %}</tr>
+{% for r in nested.rows %}<tr data-n="{{ r.n }}"><td class="num">{{ r.n }}</td><td class="num">{{ r.primal }}</td>{% for v in r.rof %}<td class="num">{{ v }}</td>{% endfor %}<td class="num">{{ r.for }}</td><td class="num">{{ r.ror }}</td></tr>
+{% endfor %}
+</table></div>
 </section>{% endif %}
 
 {% if parallel %}<section id="parallel">

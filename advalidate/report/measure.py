@@ -51,6 +51,8 @@ class Settings:
     array_n_max: int = 128
     array_n_max_by_family: dict[str, int] = field(default_factory=dict)
     array_cost_budget: int = 300_000
+    # Seed 001's section (`advalidate.report.nested`): the sizes n of the HVP family.
+    nested_ns: tuple[int, ...] = (1, 2, 4, 8, 16)
 
     @staticmethod
     def quick() -> Settings:
@@ -64,6 +66,7 @@ class Settings:
             array_n_max=128,
             array_n_max_by_family={"matvec": 32, "matmul": 16, "matmul_first_order": 16, "mlp2": 32},
             array_cost_budget=300_000,
+            nested_ns=(1, 2, 4, 8, 16),
         )
 
     @staticmethod
@@ -80,6 +83,7 @@ class Settings:
             # 4 decimals in [0.1, 2.0], of which there are only ~17,000 (families._distinct).
             array_n_max_by_family={"matvec": 128, "matmul": 64, "matmul_first_order": 64, "mlp2": 128},
             array_cost_budget=4_000_000,
+            nested_ns=(1, 2, 4, 8, 16, 32, 64),
         )
 
 

@@ -159,6 +159,9 @@ def _key_text(key: str) -> str:
         "arrays-onehot": "one-hot cotangents of indexing (seed 004 §4.4 → §5)",
         "arrays-gather": "multi-hot cotangents of gathers (seed 004 §4.4 → §5)",
         "arrays-bulk": "bot and compiled within a constant factor of the primal (seed 004 §5-§7)",
+        "nested-confusion": "no perturbation confusion (seed 001 §7)",
+        "nested-hvp": "an HVP within 16 × f's primal on tape (seed 001 §5)",
+        "nested-hvp-flat": "the HVP / primal ratio not growing with n on the linear stages (seed 001 §5)",
     }
     if key in named:
         return named[key]
@@ -168,7 +171,12 @@ def _key_text(key: str) -> str:
 
 
 def verdict(
-    keys: list[tuple[str, bool]], families: int, stages: int, array_families: int = 0, array_stages: int = 0
+    keys: list[tuple[str, bool]],
+    families: int,
+    stages: int,
+    array_families: int = 0,
+    array_stages: int = 0,
+    nested: bool = False,
 ) -> dict[str, Any]:
     """The one line at the top of the page: whether the paper's complexity story holds here."""
     failing = [k for k, ok in keys if not ok]
@@ -180,6 +188,8 @@ def verdict(
             f"{array_families} array famil{'y' if array_families == 1 else 'ies'} × "
             f"{array_stages} array stage{'' if array_stages == 1 else 's'}"
         )
+    if nested:
+        parts.append("nested AD (seed 001)")
     scope = " and ".join(parts)
     out: dict[str, Any] = {"ok": not failing, "checks": len(keys), "failing": failing, "scope": scope}
     if not keys:
@@ -461,3 +471,57 @@ def _array_point_view(p: Any) -> dict[str, Any]:
         "agrees": p.agrees,
         "seconds": _fmt_s(p.seconds),
     }
+
+
+_NESTED_CLAIMS = {
+    "nested-confusion": {
+        "problem": "nested operators keep their perturbations apart: grad (λx. x · grad (λy. x + y) 1) z = 1",
+        "where": "seed 001 §7 (perturbation confusion, Siskind &amp; Pearlmutter 2005); every eliminating stage",
+        "paper": "1 (confused: 2)",
+    },
+    "nested-hvp": {
+        "problem": "a Hessian-vector product by reverse over forward costs a constant times f",
+        "where": "seed 001 §5 (Christianson; Pearlmutter 1994); tape's vjp of jvp f x v",
+        "paper": "≤ 16 × primal at n ≥ 2",
+    },
+    "nested-hvp-flat": {
+        "problem": "the HVP / primal ratio does not grow with n where reverse AD is linear",
+        "where": "seed 001 §5 on seed 000 §9-§12's stages",
+        "paper": "bounded in n",
+    },
+}
+
+
+def nested_context(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, bool]]]:
+    """Seed 001's section: the HVP table, the confusion results and the claim rows."""
+    from .nested import CONFUSION, HVP_CONSTANT, HVP_N0, claim_results
+
+    claims = claim_results(data)
+    rows = [
+        {
+            "n": r["n"],
+            "primal": r["primal"],
+            "rof": [f"{r['ratios'][f'rof:{s}']:.3g}" for s in data["stages"]],
+            "for": f"{r['ratios']['for']:.3g}",
+            "ror": f"{r['ratios']['ror']:.3g}",
+        }
+        for r in data["rows"]
+    ]
+    confusion = [
+        {
+            "stage": s,
+            "ok": r.get("value") == 1.0 and r.get("grad") == 0.0,
+            "text": r.get("error") or f"{r['value']:g}, {r['grad']:g}",
+        }
+        for s, r in data["confusion"].items()
+    ]
+    ctx = {
+        "stages": data["stages"],
+        "rows": rows,
+        "confusion": confusion,
+        "program": CONFUSION,
+        "constant": HVP_CONSTANT,
+        "n0": HVP_N0,
+        "claims": [{"key": k, "ok": ok, "measured": said, **_NESTED_CLAIMS[k]} for k, ok, said in claims],
+    }
+    return ctx, [(k, ok) for k, ok, _ in claims]
