@@ -237,3 +237,16 @@ def test_documented_semantics_are_recorded_as_known_not_found():
     assert convention("nn.functional.softshrink", src.format("0.5"), at_zero) == {}
     assert convention("nn.functional.softshrink", src.format("0.0"), (np.array([0.3]),)) == {}
     assert convention("sin", src.format("0.0"), at_zero) == {}
+
+
+def test_broadcast_variant_drops_one_operands_batch_and_keeps_the_output_shapes():
+    from advalidate.sweep.perturb import variants
+
+    x0, y0 = np.random.default_rng(1).standard_normal((2, 2, 3, 3))
+
+    def fn(x, y):
+        return x @ y
+
+    x, y = dict(variants((x0, y0), fn, seed=0, salt="mm"))["broadcast"]
+    assert x.shape == (3, 3) and y.shape == (2, 3, 3) and np.array_equal(x, x0[0])
+    assert "broadcast" not in dict(variants((x0,), lambda x: x * 2, seed=0, salt="one"))

@@ -85,6 +85,7 @@ PERTURBATIONS: dict[str, Callable[[np.ndarray, np.random.Generator], np.ndarray 
     "zeros": lambda a, rng: _zeros(a, rng, 2),
     "large-negative": _large_negative,
     "repeated": _repeated,
+    "broadcast": lambda a, rng: None,  # several operands at once: see _broadcast
 }
 
 
@@ -99,6 +100,33 @@ def keeps_domain(base: np.ndarray, new: np.ndarray) -> bool:
     """A variant of a symmetric positive definite sample must stay so: cholesky_ex & co. do not
     raise outside their domain (they report `info`), so finiteness alone cannot tell."""
     return not _spd(base) or _spd(new)
+
+
+def _output_shapes(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> list[tuple[int, ...]] | None:
+    import torch
+
+    try:
+        with torch.no_grad():
+            out = fn(*(torch.tensor(a) for a in args))
+    except Exception:
+        return None
+    return [tuple(y.shape) for y in (out if isinstance(out, tuple) else (out,))]
+
+
+def _broadcast(base: tuple[np.ndarray, ...], fn: Callable[..., Any]) -> tuple[np.ndarray, ...] | None:
+    """One batched operand of a several-operand op without its batch dimension, so the op
+    broadcasts it against the others (same output shapes): where batching rules of a
+    derivative go wrong (pytorch/pytorch#196694, cholesky_solve's tangent through L)."""
+    if len(base) < 2:
+        return None
+    want = _output_shapes(fn, base)
+    for i, a in enumerate(base):
+        if a.ndim < 3 or not any(b.ndim >= a.ndim for j, b in enumerate(base) if j != i):
+            continue
+        args = (*base[:i], a[0].copy(), *base[i + 1 :])
+        if want is not None and _output_shapes(fn, args) == want:
+            return args
+    return None
 
 
 def _finite_where(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> np.ndarray | None:
@@ -127,7 +155,12 @@ def variants(
         return
     for name, perturb in PERTURBATIONS.items():
         rng = _rng(seed, salt, name)
-        if name == "off-identity":
+        if name == "broadcast":
+            moved_all = _broadcast(base, fn)
+            if moved_all is None:
+                continue
+            args = moved_all
+        elif name == "off-identity":
             moved = [perturb(a, rng) for a in base]
             if all(m is None for m in moved):
                 continue

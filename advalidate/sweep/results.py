@@ -28,7 +28,7 @@ from typing import Any
 from advalidate.sweep.records import MODES
 
 FINDING_JSON = "finding.json"
-VARIANT_ORDER = ("sample", "off-identity", "zero", "zeros", "large-negative", "repeated")
+VARIANT_ORDER = ("sample", "off-identity", "zero", "zeros", "large-negative", "repeated", "broadcast")
 
 
 def _slug(text: str) -> str:

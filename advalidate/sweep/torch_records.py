@@ -310,6 +310,34 @@ def _nondiff_outputs(fn: Callable[..., Any], grads: Sequence[Any]) -> tuple[int,
     return tuple(i for i, y in enumerate(leaves) if not y.requires_grad)
 
 
+#: Samples of an op looked at when choosing which to take.
+LOOK_AHEAD = 24
+
+
+def _diverse_samples(o: Any, n: int) -> list[tuple[int, _Sample]]:
+    """`n` usable samples of the op (with their index in its sample list): the first, then those
+    whose input shapes differ from every one taken (batched after unbatched, the shapes where
+    broadcasting and batching rules live), then the rest in order, among the first LOOK_AHEAD."""
+    import torch
+
+    usable = []
+    for index, s in enumerate(o.sample_inputs("cpu", torch.float64, requires_grad=True)):
+        if index >= LOOK_AHEAD or len(usable) >= 4 * n:
+            break
+        smp = _Sample(o, s)
+        if smp.usable:
+            usable.append((index, smp))
+    taken: list[tuple[int, _Sample]] = []
+    seen: set[tuple[tuple[int, ...], ...]] = set()
+    for index, smp in usable:
+        shapes = tuple(tuple(g.shape) for g in smp.grads)
+        if len(taken) < n and shapes not in seen:
+            taken.append((index, smp))
+            seen.add(shapes)
+    rest = [u for u in usable if u not in taken]
+    return sorted(taken + rest[: max(0, n - len(taken))], key=lambda u: u[0])
+
+
 def records(*, ops: Sequence[str] | None = None, seed: int = 0, samples: int | None = None) -> Iterator[OpRecord]:
     """The records of every eligible op (or those named in `ops`, by `op_key` or plain name)."""
     import torch
@@ -323,19 +351,11 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0, samples: int | N
         modes, known = claimed_modes(o), known_failures(o)
         torch.manual_seed(seed)
         try:
-            gen = iter(o.sample_inputs("cpu", torch.float64, requires_grad=True))
-            taken = 0
-            for index, s in enumerate(gen):
-                if taken >= n_samples:
-                    break
-                smp = _Sample(o, s)
-                if not smp.usable:
-                    continue
+            for index, smp in _diverse_samples(o, n_samples):
                 fn = smp.function()
                 nondiff = _nondiff_outputs(fn, smp.grads)
                 if nondiff is None:
                     continue
-                taken += 1
                 base = tuple(g.detach().numpy().astype(np.float64).copy() for g in smp.grads)
                 source = smp.call_source()
                 for variant, args in variants(base, fn, seed=seed, salt=f"{key}/{index}"):

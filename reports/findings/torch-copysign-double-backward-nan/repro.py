@@ -14,11 +14,13 @@ import sys
 import torch
 import torch.autograd.forward_ad as fwad
 
-MODE = 'rev_over_rev'
+MODE = "rev_over_rev"
 ONLY_OUTPUT = None  # the cotangent is on this output alone (None: on every output)
 NONDIFF = ()  # outputs torch marks non-differentiable: not judged
 ARGS = [
-    torch.tensor([-4.826984902407649, -7.582430495695129, -0.6046891126565539, 0.0, -1.9719097652168658], dtype=torch.float64),
+    torch.tensor(
+        [-4.826984902407649, -7.582430495695129, -0.6046891126565539, 0.0, -1.9719097652168658], dtype=torch.float64
+    ),
     torch.tensor(-4.146041530864057, dtype=torch.float64),
 ]
 
