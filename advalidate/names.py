@@ -44,6 +44,7 @@ ADAPTERS: dict[str, tuple[str, str, str]] = {
     "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
     "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),
     "torch-checkpoint": ("advalidate.impl.adapters.torch_transforms:TorchCheckpointEngine", "torch", "torch"),
+    "torch-vmap": ("advalidate.impl.adapters.torch_transforms:TorchVmapEngine", "torch", "torch"),
     "torch-compile": ("advalidate.impl.adapters.torch_compile:TorchCompileEngine", "torch", "torch"),
     "torch-inductor": ("advalidate.impl.adapters.torch_compile:TorchInductorEngine", "torch", "torch"),
 }

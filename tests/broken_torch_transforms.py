@@ -1,4 +1,6 @@
-"""A planted wrong checkpoint for `torch-checkpoint` (`broken_torch_transforms:WrongTorchRecompute`).
+"""Planted bugs of PyTorch's transformations: a wrong checkpoint for `torch-checkpoint`
+(`broken_torch_transforms:WrongTorchRecompute`) and a wrong `torch.func.vmap` rule for `torch-vmap`
+(`WrongTorchBatchedMul`, see its namespace `WrongBatchingRule`).
 
 The recomputation of a checkpointed subterm, which PyTorch runs inside the backward pass, reads its
 inputs shifted by 0.1 in the transcendental functions (`sin`, `cos`, `exp`, `tanh`): the primal and
@@ -15,7 +17,13 @@ from typing import Any
 import torch
 
 from advalidate.impl.adapters.torch import TorchOps
-from advalidate.impl.adapters.torch_transforms import TorchCheckpointEngine, TorchCheckpointNamespace
+from advalidate.impl.adapters.torch_transforms import (
+    TorchCheckpointEngine,
+    TorchCheckpointNamespace,
+    TorchVmapEngine,
+    TorchVmapNamespace,
+)
+from advalidate.impl.adapters.transforms import traced_ops
 
 
 class RecomputeShifted(TorchCheckpointNamespace):
@@ -62,3 +70,54 @@ class WrongTorchRecompute(TorchCheckpointEngine):
 
     def namespace(self) -> Any:
         return RecomputeShifted()
+
+
+class WrongBatchingRule(TorchVmapNamespace):
+    """`multiply` through an `autograd.Function` whose `torch.func.vmap` rule is planted wrong: the
+    batched product's derivative is scaled by 1.5 (its value is right; eager runs never use the
+    rule). Written inside the namespace, so a finding's `repro.py` carries it."""
+
+    class Mul(torch.autograd.Function):
+        generate_vmap_rule = False
+
+        @staticmethod
+        def forward(a: Any, b: Any) -> Any:
+            return a * b
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> tuple[Any, Any]:
+            a, b = ctx.saved_tensors
+            return g * b, g * a
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple, a: Any, b: Any) -> tuple[Any, int]:
+            a = a.movedim(in_dims[0], 0) if in_dims[0] is not None else a.expand(info.batch_size, *a.shape)
+            b = b.movedim(in_dims[1], 0) if in_dims[1] is not None else b.expand(info.batch_size, *b.shape)
+            out = a * b
+            return out.detach() + 1.5 * (out - out.detach()), 0  # the planted bug
+
+    def multiply(self, a: Any, b: Any) -> Any:
+        a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+        a, b = torch.broadcast_tensors(a, b)
+        return self.Mul.apply(a, b)
+
+
+class WrongBatchedMulOps(TorchOps):
+    def mul(self, a: Any, b: Any) -> Any:
+        return WrongBatchingRule().multiply(a, b)
+
+
+class WrongTorchBatchedMul(TorchVmapEngine):
+    """`torch-vmap` whose `*` (scalar and array) has the planted wrong batching rule."""
+
+    name = "torch-vmap-wrong-mul"
+
+    def ops(self) -> Any:
+        return traced_ops(WrongBatchedMulOps, self.tracing, self.traced)
+
+    def namespace(self) -> Any:
+        return WrongBatchingRule()

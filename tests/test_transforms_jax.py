@@ -8,9 +8,6 @@ programs measured), and by JAX's own forward mode of the transformed program (âŸ
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,18 @@ from advalidate.oracles import check
 
 pytest.importorskip("jax")
 
-from transform_checks import ARRAY_MIX, EXAMPLES, ORACLES, ROOT, TESTS, eager_agrees, example, own_forward_agrees  # noqa: E402
+from transform_checks import (
+    ARRAY_MIX,
+    EXAMPLES,
+    ORACLES,
+    ROOT,
+    TESTS,
+    eager_agrees,
+    example,
+    own_forward_agrees,
+    planted,
+    planted_campaign,
+)
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +96,6 @@ def test_a_domain_error_inside_a_batched_body_is_the_languages(vmap: Any) -> Non
 # ---- a planted wrong batching rule ------------------------------------------------------------------
 
 
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    e.pop("CI", None)
-    return e
-
-
 @pytest.mark.peers
 def test_a_planted_wrong_batching_rule_is_caught_where_eager_is_right() -> None:
     sys.path.insert(0, str(TESTS))
@@ -119,23 +120,7 @@ def test_a_planted_wrong_batching_rule_is_caught_where_eager_is_right() -> None:
 def test_a_campaign_catches_and_shrinks_the_planted_transformation_bug(
     tmp_path: Path, planted: str, programs: int, construct: str
 ) -> None:
-    out = tmp_path / "out"
-    args = ["fuzz", "--seconds", "900", "--programs", str(programs), "--seed", "3"]
-    args += ["--engine", f"broken_transforms:{planted}", "--oracle", "fd"]
-    args += ["--features", "arrays,transc,let,lambda", "--workers", "1", "--exitfirst"]
-    res = subprocess.run(
-        [sys.executable, "-m", "advalidate.cli", *args, "--out", str(out), "--progress", "plain"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=env(),
-    )
-    assert res.returncode == 1, res.stdout + res.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    (entry,) = summary["findings"]
-    assert entry["status"] == "shrunk" and entry["kind"] == "wrong gradient", entry
-    assert entry["nodes_after"] < entry["nodes_before"]
-    shrunk = (out / entry["dir"] / "program.adv").read_text()
+    shrunk = planted_campaign(tmp_path, f"broken_transforms:{planted}", programs)
     assert construct in shrunk, shrunk
 
 
@@ -204,20 +189,11 @@ def test_a_checkpointed_subterm_branching_on_a_real_is_declined() -> None:
     assert {v.status for v in res.verdicts} == {"not_applicable"}, res.report("all")
 
 
-def planted(name: str) -> Any:
-    sys.path.insert(0, str(TESTS))
-    try:
-        import broken_transforms
-    finally:
-        sys.path.remove(str(TESTS))
-    return getattr(broken_transforms, name)()
-
-
 @pytest.mark.peers
 def test_a_planted_wrong_recomputation_is_caught_where_eager_is_right() -> None:
     prog = adv.parse(r"\(a : Array [3] R) -> let b = sin a in sumOuter (b * a)")
     x = np.array([1.0, 2.0, 3.0])
-    res = check(prog, x, engines=[planted("WrongRecompute")], oracles=ORACLES)
+    res = check(prog, x, engines=[planted("broken_transforms", "WrongRecompute")], oracles=ORACLES)
     assert [v.status for v in res.verdicts] == ["fail"] * len(ORACLES), res.report("all")
     res = check(prog, x, engines=[adv.engine("jax-checkpoint")], oracles=ORACLES)
     assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), res.report("all")

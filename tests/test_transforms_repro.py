@@ -12,19 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from transform_checks import ORACLES, TESTS
+from transform_checks import ORACLES, planted
 
 import advalidate as adv
 from advalidate.oracles import check
-
-
-def planted(module: str, name: str) -> Any:
-    sys.path.insert(0, str(TESTS))
-    try:
-        mod = __import__(module)
-    finally:
-        sys.path.remove(str(TESTS))
-    return getattr(mod, name)()
 
 
 def run_repro(eng: Any, prog: adv.Program, x: Any, tmp_path: Path) -> tuple[str, subprocess.CompletedProcess]:
@@ -42,19 +33,28 @@ BATCHED = r"\(a : Array [3, 2] R) -> build1 3 (\i -> sumOuter ((a ! [i]) * (a ! 
 
 
 @pytest.mark.peers
-def test_the_repro_of_a_planted_wrong_batching_rule_applies_jax_vmap_and_fails(tmp_path: Path) -> None:
-    pytest.importorskip("jax")
+@pytest.mark.parametrize(
+    "library, module, name, engine, call",
+    [
+        ("jax", "broken_transforms", "WrongBatchedArrayMul", "jax-vmap", "jax.vmap("),
+        ("torch", "broken_torch_transforms", "WrongTorchBatchedMul", "torch-vmap", "torch.func.vmap("),
+    ],
+)
+def test_the_repro_of_a_planted_wrong_batching_rule_applies_vmap_and_fails(
+    library: str, module: str, name: str, engine: str, call: str, tmp_path: Path
+) -> None:
+    pytest.importorskip(library)
     prog = adv.parse(BATCHED)
     x = np.array([[0.5, 1.0], [2.0, -1.0], [1.5, 0.25]])
-    eng = planted("broken_transforms", "WrongBatchedArrayMul")
+    eng = planted(module, name)
     res = check(prog, x, engines=[eng], oracles=["fd"])
     assert res.verdicts[0].status == "fail", res.report("all")
     script, out = run_repro(eng, prog, x, tmp_path)
-    assert "ns.vmap(f" in script and "jax.vmap(" in script
+    assert "ns.vmap(f" in script and call in script
     assert out.returncode == 1, out.stdout + out.stderr
     assert "library gradient matches the expected one: False" in out.stdout
     assert "library value matches the expected one: True" in out.stdout  # the primal is right
-    _, out = run_repro(adv.engine("jax-vmap"), prog, x, tmp_path)  # without the planted rule
+    _, out = run_repro(adv.engine(engine), prog, x, tmp_path)  # without the planted rule
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -22,7 +22,15 @@ from advalidate.oracles import check
 
 pytest.importorskip("torch")
 
-from transform_checks import ARRAY_MIX, EXAMPLES, ORACLES, TESTS, eager_agrees, example, own_forward_agrees  # noqa: E402
+from transform_checks import (  # noqa: E402
+    ARRAY_MIX,
+    EXAMPLES,
+    ORACLES,
+    eager_agrees,
+    example,
+    generated_agree,
+    planted,
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,22 +40,12 @@ def compiled() -> Any:
 
 @pytest.mark.peers
 def test_the_array_examples_and_generated_programs_agree_three_ways(compiled: Any) -> None:
-    judged = 0
     for path in EXAMPLES:
         prog, x = example(path)
         res = check(prog, x, engines=[compiled], oracles=ORACLES)
         assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), f"{path.stem}\n{res.report('all')}"
         eager_agrees(compiled, "torch", prog, x)
-    for seed in range(6):
-        case = generate(seed, features=ARRAY_MIX)
-        res = check(case.program, case.input, engines=[compiled], oracles=ORACLES, seed=seed)
-        assert res.ok, f"seed {seed}\n{adv.pretty(case.program)}\n{res.report()}"
-        if not res.counts()["pass"]:
-            continue
-        judged += 1
-        eager_agrees(compiled, "torch", case.program, case.input)
-        own_forward_agrees(compiled, case.program, case.input, seed)
-    assert judged >= 4
+    assert generated_agree(compiled, "torch", 6) >= 4
 
 
 @pytest.mark.peers
@@ -61,22 +59,13 @@ def test_a_program_is_compiled_once_for_its_checks(compiled: Any) -> None:
     assert compiled.hits > 0
 
 
-def planted(name: str) -> Any:
-    sys.path.insert(0, str(TESTS))
-    try:
-        import broken_torch_compile
-    finally:
-        sys.path.remove(str(TESTS))
-    return getattr(broken_torch_compile, name)()
-
-
 PROG = r"\(a : Array [3] R) -> let b = sin a in sumOuter (b * a)"
 
 
 @pytest.mark.peers
 def test_a_planted_wrong_compiled_derivative_fails_and_its_repro_compiles_and_fails(tmp_path: Path) -> None:
     prog, x = adv.parse(PROG), np.array([0.5, 1.0, -2.0])
-    eng = planted("WrongCompiledSin")
+    eng = planted("broken_torch_compile", "WrongCompiledSin")
     res = check(prog, x, engines=[eng], oracles=ORACLES)
     assert [v.status for v in res.verdicts] == ["fail"] * len(ORACLES), res.report("all")
     for e, status in ((eng, 1), (adv.engine("torch-compile"), 0)):
@@ -91,7 +80,7 @@ def test_a_planted_wrong_compiled_derivative_fails_and_its_repro_compiles_and_fa
 @pytest.mark.peers
 def test_a_crash_of_the_compiled_backward_only_is_a_finding_not_declined() -> None:
     prog, x = adv.parse(PROG), np.array([0.5, 1.0, -2.0])
-    res = check(prog, x, engines=[planted("CrashingCompiledBackward")], oracles=["fd"])
+    res = check(prog, x, engines=[planted("broken_torch_compile", "CrashingCompiledBackward")], oracles=["fd"])
     (v,) = res.verdicts
     assert v.status == "fail" and "backward pass of the compiled program fails" in v.detail, res.report("all")
     res = check(prog, x, engines=[adv.engine("torch")], oracles=["fd"])
@@ -103,3 +92,25 @@ def test_derivative_operators_are_declined_by_the_compile_engine(compiled: Any) 
     prog = adv.parse(r"\(x : R) -> grad (\(y : R) -> sin y * y) x")
     res = check(prog, 0.5, engines=[compiled], oracles=["fd"])
     assert res.verdicts[0].status == "not_applicable", res.report("all")
+
+
+@pytest.mark.peers
+@pytest.mark.slow
+def test_torch_inductor_is_right_on_examples_and_generated_programs_within_rounding() -> None:
+    eng = adv.engine("torch-inductor")
+    for path in (p for p in EXAMPLES if p.stem in ("dot", "softmax", "scatter")):
+        prog, x = example(path)
+        res = check(prog, x, engines=[eng], oracles=ORACLES)
+        assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), f"{path.stem}\n{res.report('all')}"
+        eager_agrees(eng, "torch", prog, x)
+    with pytest.raises(NotImplementedError, match="pytorch/pytorch#187284"):  # its own forward mode is not judged
+        eng.jvp(prog, x, x)
+    judged = 0
+    for seed in range(3):
+        case = generate(seed, features=ARRAY_MIX)
+        res = check(case.program, case.input, engines=[eng], oracles=ORACLES, seed=seed)
+        assert res.ok, f"seed {seed}\n{adv.pretty(case.program)}\n{res.report()}"
+        if res.counts()["pass"]:
+            judged += 1
+            eager_agrees(eng, "torch", case.program, case.input)
+    assert judged >= 2

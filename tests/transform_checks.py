@@ -3,7 +3,11 @@ three-way judgement's own-forward-mode check (library-free, so each library's te
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +58,61 @@ def eager_agrees(eng: Any, eager: str, prog: adv.Program, x: Any) -> bool:
     np.testing.assert_allclose(flat(y), flat(y0), rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(g, g0, rtol=1e-12, atol=1e-12)
     return bool(np.array_equal(flat(y), flat(y0)) and np.array_equal(g, g0))
+
+
+def env() -> dict[str, str]:
+    """The environment of a campaign in a subprocess that loads the planted engines of tests/."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    e.pop("CI", None)
+    return e
+
+
+def planted_campaign(tmp_path: Path, spec: str, programs: int) -> str:
+    """A campaign of at most `programs` programs on the planted engine `spec` (oracle `fd`, stopping
+    at the first finding) finds one wrong gradient and shrinks it: the shrunk program's text."""
+    out = tmp_path / "out"
+    args = ["fuzz", "--seconds", "900", "--programs", str(programs), "--seed", "3", "--engine", spec]
+    args += ["--oracle", "fd", "--features", "arrays,transc,let,lambda", "--workers", "1", "--exitfirst"]
+    res = subprocess.run(
+        [sys.executable, "-m", "advalidate.cli", *args, "--out", str(out), "--progress", "plain"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env(),
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    (entry,) = summary["findings"]
+    assert entry["status"] == "shrunk" and entry["kind"] == "wrong gradient", entry
+    assert entry["nodes_after"] < entry["nodes_before"]
+    return (out / entry["dir"] / "program.adv").read_text()
+
+
+def planted(module: str, name: str) -> Any:
+    """An instance of the planted engine `name` of the test module `module` (tests/broken_*.py)."""
+    sys.path.insert(0, str(TESTS))
+    try:
+        mod = __import__(module)
+    finally:
+        sys.path.remove(str(TESTS))
+    return getattr(mod, name)()
+
+
+def generated_agree(eng: Any, eager: str, seeds: int) -> int:
+    """Generated array programs (seeds 0..seeds-1) pass the three oracles, agree with the library's
+    eager engine and with the engine's own forward mode: how many were judged (not declined)."""
+    from advalidate.generators import generate
+    from advalidate.oracles import check
+
+    judged = 0
+    for seed in range(seeds):
+        case = generate(seed, features=ARRAY_MIX)
+        res = check(case.program, case.input, engines=[eng], oracles=ORACLES, seed=seed)
+        assert res.ok, f"seed {seed}\n{adv.pretty(case.program)}\n{res.report()}"
+        if not res.counts()["pass"]:
+            continue
+        judged += 1
+        eager_agrees(eng, eager, case.program, case.input)
+        own_forward_agrees(eng, case.program, case.input, seed)
+    return judged

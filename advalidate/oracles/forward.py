@@ -135,7 +135,7 @@ class ForwardOracle(Oracle):
         try:
             with mpmath.workdps(T.MP_DPS) if run.numeric == "mp" else _null():
                 _, t = eng.jvp(ctx.prog, ctx.x, ctx.v, numeric=run.numeric)
-        except EvalError:
+        except (EvalError, NotImplementedError):  # NotImplementedError: the engine says it has no jvp here
             return None
         except Exception as exc:
             return self.fail(run, f"the engine's jvp crashed: {type(exc).__name__}: {exc}")

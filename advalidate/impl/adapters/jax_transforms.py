@@ -28,15 +28,13 @@ import jax
 import jax.numpy as jnp
 
 from ...lang.compile import Budget, Compiler
-from ...lang.deep import run_deep
-from ...lang.program import Program, numeric_prims
-from ...lang.xp import XpArrays, convert_xp
+from ...lang.xp import XpArrays
 from .checkpoint import CheckpointCompiler
 from .jax import JaxEngine, JaxOps
 from .jax_namespace import F64, JaxNamespace
 from .repro import Sym
-from .tensor import Branches, branching_ops
-from .transforms import Tracing, int_prims, raw_int
+from .tensor import branching_ops
+from .transforms import TracedEngine, Tracing, VmapArrays, traced_ops
 
 #: The errors by which JAX says a traced value was needed concretely: the build cannot be batched.
 _CONCRETE = (
@@ -50,78 +48,6 @@ _CONCRETE = (
 def _traced(*args: Any) -> bool:
     """Whether an argument is a JAX tracer (also inside a reproducer's traced value, `repro.Sym`)."""
     return any(isinstance(a.value if isinstance(a, Sym) else a, jax.core.Tracer) for a in args)
-
-
-def traced_ops(branches: Branches, batching: Tracing) -> Any:
-    """JAX's ops whose domain checks are skipped inside a transformed region (the eager run made them)."""
-    base = type(branching_ops(JaxOps, branches))
-
-    class Ops(base):  # type: ignore[misc, valid-type]
-        def _checked(self, name: str, a: Any, *rest: Any) -> Any:
-            if batching.depth:
-                return getattr(self.lib, name)(a, *rest)
-            return getattr(base, name)(self, a, *rest)
-
-        def div(self, a: Any, b: Any) -> Any:
-            return a / b if batching.depth else base.div(self, a, b)
-
-        def real(self, n: Any) -> Any:  # `real i` of a traced index
-            return jnp.asarray(n, dtype=F64) if _traced(n) else base.real(self, n)
-
-        def int_op(self, name: str, *args: Any) -> Any:
-            """An integer primitive on a traced index, by JAX's integer arithmetic (no eager checks)."""
-            return raw_int(name, *args)
-
-        def tan(self, a: Any) -> Any:
-            return self._checked("tan", a)
-
-        def exp(self, a: Any) -> Any:
-            return self._checked("exp", a)
-
-        def log(self, a: Any) -> Any:
-            return self._checked("log", a)
-
-        def sqrt(self, a: Any) -> Any:
-            return self._checked("sqrt", a)
-
-    Ops.__name__ = "JaxVmapOps"
-    return Ops()
-
-
-class VmapArrays(XpArrays):
-    """The array runtime of `jax-vmap`: no bulk evaluation; a build of reals is a `jax.vmap`."""
-
-    vectorised = False
-
-    def __init__(self, ops: Any, xp: Any, batching: Tracing) -> None:
-        super().__init__(ops, xp)
-        self.batching = batching
-
-    def build(self, k: int, shape: tuple[int, ...], elem: str, fn: Any) -> Any:
-        if elem != "R" or k == 0 or not self.batching.on:
-            return super().build(k, shape, elem, fn)
-        self.batching.depth += 1
-        self.batching.count += 1
-        try:
-            out = self.xp.vmap(fn, k)
-        except _CONCRETE as exc:
-            raise NotImplementedError(
-                f"jax-vmap: a build body that needs its index or a real concretely (an `if`, a comparison, "
-                f"an integer build of the index) is not batched ({type(exc).__name__})"
-            ) from None
-        finally:
-            self.batching.depth -= 1
-        return self.xp.reshape(out, shape)
-
-    def index(self, a: Any, idxs: Any, shape: tuple[int, ...], elem: str, fill: Any) -> Any:
-        if elem != "R" or not _traced(*idxs):
-            return super().index(a, idxs, shape, elem, fill)
-        a = self.arr(a)
-        if 0 in tuple(a.shape[: len(idxs)]):  # every index is out of range (JAX's gather refuses it)
-            return self.zeros(shape) if fill is None else self.full(shape, elem, fill())
-        if fill is None:
-            return self.xp.take_fill(a, tuple(idxs))
-        return self.xp.take_fill_or(a, tuple(idxs), fill())
 
 
 class JaxTransformNamespace(JaxNamespace):
@@ -147,60 +73,21 @@ class JaxCheckpointPolicyNamespace(JaxTransformNamespace):
     policy = staticmethod(jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
 
 
-class TracedJaxEngine(JaxEngine):
+class TracedJaxEngine(TracedEngine, JaxEngine):
     """`jax` with a transformation applied to regions of the program, after an eager run of the same
     program (the transformation off) that raises the language's domain errors."""
 
-    transformation = ""  # what a finding's repro.py applies, in words
+    traced = staticmethod(_traced)
 
     def __init__(self) -> None:
         super().__init__()
         self.tracing = Tracing()
 
     def ops(self) -> Any:
-        return traced_ops(self.branches, self.tracing)
+        return traced_ops(type(branching_ops(JaxOps, self.branches)), self.tracing, _traced)
 
     def namespace(self) -> Any:
         return JaxTransformNamespace(self.branches)
-
-    def lowering_table(self) -> Any:
-        """None: the lowering tables' calls are the eager engines' (`jax`); here the transformation
-        is what is tested."""
-        return None
-
-    def compiler(self, prims: dict[str, Any], steps: Budget, xp: Any) -> Compiler:
-        return Compiler(prims, steps)
-
-    def compile_rt(self, prog: Program, ops: Any, rt: XpArrays) -> Callable[..., Any]:
-        """The program over `ops` and the runtime `rt`, run with the transformation on (`on=True`,
-        what a reproducer traces) or off (the eager run)."""
-        prims = numeric_prims(ops)
-        prims.update(int_prims(ops, _traced))
-        prims["arrays"] = rt
-        steps = Budget(None)
-        fn = run_deep(lambda: self.compiler(prims, steps, rt.xp).compile_program(prog.core))
-        din, dout = prog.input_type, prog.output_type
-        tracing = self.tracing
-
-        def run(x: Any, on: bool = True) -> Any:
-            steps.reset()
-            tracing.on, tracing.depth = on, 0
-            try:
-                return run_deep(lambda: convert_xp(fn(convert_xp(x, din, internal=True)), dout, internal=False))
-            finally:
-                tracing.on = False
-
-        return run
-
-    def program(self, prog: Program) -> Callable[[Any], Any]:
-        ops = self.ops()
-        run = self.compile_rt(prog, ops, self.runtime(ops, self.namespace()))
-
-        def f(x: Any) -> Any:
-            run(x, False)
-            return run(x, True)
-
-        return f
 
     def repro_info(self) -> dict[str, Any]:
         return {**super().repro_info(), "what": f"jax.vjp, eager, with {self.transformation}"}
@@ -218,7 +105,7 @@ class JaxVmapEngine(TracedJaxEngine):
         return self.tracing
 
     def runtime(self, ops: Any, xp: Any) -> XpArrays:
-        return VmapArrays(ops, xp, self.tracing)
+        return VmapArrays(ops, xp, self.tracing, _traced, lambda exc: isinstance(exc, _CONCRETE), self.name)
 
 
 class JaxCheckpointEngine(TracedJaxEngine):

@@ -32,7 +32,8 @@ import torch
 import torch._dynamo
 
 from ...lang.program import Program
-from .torch import TorchEngine, TorchNamespace, _t
+from .torch import TorchEngine
+from .torch_namespace import TorchNamespace, _t
 
 #: Compiled programs an engine keeps (the least recently used are dropped).
 CACHE_SIZE = 64

@@ -13,7 +13,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ...lang.compile import INT_PRIMS
+from ...lang.compile import INT_PRIMS, Budget, Compiler
+from ...lang.deep import run_deep
+from ...lang.program import Program, numeric_prims
+from ...lang.xp import XpArrays, convert_xp
 
 #: The integer primitives as Python operators (floor `//` and `%`, as the language's `div` / `mod`).
 INT_TEXT: dict[str, str] = {
@@ -72,3 +75,137 @@ def int_prims(ops: Any, traced: Callable[..., bool]) -> dict[str, Callable[..., 
 
         out[name] = prim
     return out
+
+
+def traced_ops(base: type, tracing: Tracing, traced: Callable[..., bool]) -> Any:
+    """An instance of the ops class `base` whose domain checks (which read primals) are skipped inside
+    a transformed region (the eager run made them), with `real` and integer arithmetic of a traced
+    index by the library's own operations."""
+
+    class Ops(base):  # type: ignore[misc, valid-type]
+        def _checked(self, name: str, a: Any) -> Any:
+            return getattr(self.lib, name)(a) if tracing.depth else getattr(base, name)(self, a)
+
+        def div(self, a: Any, b: Any) -> Any:
+            return a / b if tracing.depth else base.div(self, a, b)
+
+        def real(self, n: Any) -> Any:  # `real i` of a traced index
+            return self.lib.asarray(n, dtype=self.lib.float64) if traced(n) else base.real(self, n)
+
+        def int_op(self, name: str, *args: Any) -> Any:
+            """An integer primitive on a traced index, by the library's integer arithmetic (unchecked)."""
+            return raw_int(name, *args)
+
+        def tan(self, a: Any) -> Any:
+            return self._checked("tan", a)
+
+        def exp(self, a: Any) -> Any:
+            return self._checked("exp", a)
+
+        def log(self, a: Any) -> Any:
+            return self._checked("log", a)
+
+        def sqrt(self, a: Any) -> Any:
+            return self._checked("sqrt", a)
+
+        def check_special(self, name: str, args: tuple) -> None:
+            if not tracing.depth:
+                base.check_special(self, name, args)
+
+    Ops.__name__ = f"Traced{base.__name__}"
+    return Ops()
+
+
+class VmapArrays(XpArrays):
+    """The array runtime of the vmap engines: no bulk evaluation; a build of reals is the namespace's
+    `vmap` over its index (`xp.vmap(fn, k)`), a read at a traced index `xp.take_fill` (0 out of
+    range). What the library cannot batch as the language means (`refused`: it needed the index or a
+    real concretely) is declined with NotImplementedError."""
+
+    vectorised = False
+
+    def __init__(
+        self, ops: Any, xp: Any, batching: Tracing, traced: Callable[..., bool], refused: Callable[..., bool], name: str
+    ) -> None:
+        super().__init__(ops, xp)
+        self.batching, self.traced, self.refused, self.name = batching, traced, refused, name
+
+    def build(self, k: int, shape: tuple[int, ...], elem: str, fn: Any) -> Any:
+        if elem != "R" or k == 0 or not self.batching.on:
+            return super().build(k, shape, elem, fn)
+        self.batching.depth += 1
+        self.batching.count += 1
+        try:
+            out = self.xp.vmap(fn, k)
+        except Exception as exc:
+            if not self.refused(exc):
+                raise
+            raise NotImplementedError(
+                f"{self.name}: a build body that needs its index or a real concretely (an `if`, a comparison, "
+                f"an integer build of the index) is not batched ({type(exc).__name__})"
+            ) from None
+        finally:
+            self.batching.depth -= 1
+        return self.xp.reshape(out, shape)
+
+    def index(self, a: Any, idxs: Any, shape: tuple[int, ...], elem: str, fill: Any) -> Any:
+        if elem != "R" or not self.traced(*idxs):
+            return super().index(a, idxs, shape, elem, fill)
+        a = self.arr(a)
+        if 0 in tuple(a.shape[: len(idxs)]):  # every index is out of range (JAX's gather refuses it)
+            return self.zeros(shape) if fill is None else self.full(shape, elem, fill())
+        if fill is None:
+            return self.xp.take_fill(a, tuple(idxs))
+        return self.xp.take_fill_or(a, tuple(idxs), fill())
+
+
+class TracedEngine:
+    """Mixin for a tensor engine with a transformation applied to regions of the program, after an
+    eager run of the same program (the transformation off) that raises the language's domain errors.
+    The engine gives `tracing`, `traced` (whether a value is the library's traced index) and may
+    replace `compiler` (the compiler that marks the regions)."""
+
+    tracing: Tracing
+    transformation = ""  # what a finding's repro.py applies, in words
+
+    @staticmethod
+    def traced(*args: Any) -> bool:
+        raise NotImplementedError
+
+    def lowering_table(self) -> Any:
+        """None: the lowering tables' calls are the eager engines'; here the transformation is tested."""
+        return None
+
+    def compiler(self, prims: dict[str, Any], steps: Budget, xp: Any) -> Compiler:
+        return Compiler(prims, steps)
+
+    def compile_rt(self, prog: Program, ops: Any, rt: XpArrays) -> Callable[..., Any]:
+        """The program over `ops` and the runtime `rt`, run with the transformation on (`on=True`,
+        what a reproducer traces) or off (the eager run)."""
+        prims = numeric_prims(ops)
+        prims.update(int_prims(ops, self.traced))
+        prims["arrays"] = rt
+        steps = Budget(None)
+        fn = run_deep(lambda: self.compiler(prims, steps, rt.xp).compile_program(prog.core))
+        din, dout = prog.input_type, prog.output_type
+        tracing = self.tracing
+
+        def run(x: Any, on: bool = True) -> Any:
+            steps.reset()
+            tracing.on, tracing.depth = on, 0
+            try:
+                return run_deep(lambda: convert_xp(fn(convert_xp(x, din, internal=True)), dout, internal=False))
+            finally:
+                tracing.on = False
+
+        return run
+
+    def program(self, prog: Program) -> Callable[[Any], Any]:
+        ops = self.ops()  # type: ignore[attr-defined]
+        run = self.compile_rt(prog, ops, self.runtime(ops, self.namespace()))  # type: ignore[attr-defined]
+
+        def f(x: Any) -> Any:
+            run(x, False)
+            return run(x, True)
+
+        return f
