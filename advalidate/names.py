@@ -97,7 +97,7 @@ FEATURES: tuple[str, ...] = (
     "ints",  # Z values and arithmetic, real
     "transc",  # sin cos tan exp log sqrt tanh atan
     "arrays",  # shape-typed arrays of seed 004 §3 (rules in `arrays.py`; its own share of the swarm mix)
-    "nested",  # grad / vjp / jvp of seed 001, nested (rules in `nested.py`; its own share, never with arrays)
+    "nested",  # seed 001 grad / vjp / jvp (rules in `nested.py`; own share; with arrays when both are given)
     "special",  # expm1 .. floor, pow atan2 hypot min max (rules in `specials.py`; its own share of the mix)
 )
 

@@ -17,10 +17,12 @@ import advalidate as adv
 from advalidate.cli import main
 from advalidate.fuzz import shrink as S
 from advalidate.generators import generate, program_inputs, well_behaved
-from advalidate.generators.analysis import NESTED_CONSTRUCTS, constructs, nest_depth
+from advalidate.generators.analysis import NESTED_CONSTRUCTS, constructs, nest_depth, walk
 from advalidate.generators.behaved import reason_kind
+from advalidate.generators.nested import MAX_NEST_ARRAYS
 from advalidate.generators.stats import collect
 from advalidate.lang import ast as A
+from advalidate.lang.types import show_type
 from advalidate.oracles import check
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -124,3 +126,31 @@ def test_a_derivative_operator_can_be_dropped_for_its_function() -> None:
         except adv.AdvError:  # the shrinker keeps only candidates that type-check
             continue
     assert r"\(x : R) -> (\(y : R) -> sin y * x) x" in texts
+
+
+def _over_arrays(prog: adv.Program) -> bool:
+    """Whether an operator of `prog` differentiates a function whose input or output holds arrays."""
+    return any(isinstance(e, A.Deriv) and "Array" in show_type(e.fn_ty) for e in walk(prog.expr))
+
+
+def test_operators_over_arrays_with_both_features() -> None:
+    """With "arrays" and "nested" given, some programs have both, and some of their operators
+    differentiate array functions (gradients of array functions, array tangents and cotangents);
+    nesting stays within `MAX_NEST_ARRAYS` and none sits under builds of more than `NEST_MULT_MAX`
+    indices, which bounds what they cost; each such program checks on tape against the forward
+    oracle (and the reference's tagged forward mode over the arrays) with no failure."""
+    both = over = 0
+    for seed in range(160):
+        case = generate(seed, features="arrays,nested")
+        prog = case.program
+        if not (prog.uses_derivatives and prog.array_code):
+            continue
+        both += 1
+        assert nest_depth(prog) <= MAX_NEST_ARRAYS, case.text
+        if _over_arrays(prog):
+            over += 1
+            if over <= 4:
+                res = check(prog, case.input, engines=["tape", "forward"], oracles=["forward", "fd"], seed=seed)
+                assert res.ok, [(v.engine, v.oracle, v.detail) for v in res.verdicts if v.status == "fail"]
+                assert any(v.status == "pass" for v in res.verdicts), case.text
+    assert both >= 8 and over >= 4, (both, over)

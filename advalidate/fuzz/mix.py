@@ -51,7 +51,7 @@ def campaign_mix(engines: Iterable[Any], features: str | None = None) -> dict[st
             exclude.update(gen)
             why.append(f"no engine supports {feat!r}")
     if "arrays" in require:
-        exclude.add("nested")  # the two do not mix in one program (generators.build.active_features)
+        exclude.add("nested")  # an array-only mix: no operator (generators.build.constrain drops it too)
     return {
         "features": None,
         "require": sorted(require),

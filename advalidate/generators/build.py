@@ -94,20 +94,25 @@ def draw_features(ch: Chooser) -> frozenset[str]:
 
 def constrain(feats: frozenset[str], require: frozenset[str], exclude: frozenset[str]) -> frozenset[str]:
     """The drawn features with `require` added and `exclude` removed; a required one of "arrays" /
-    "nested", which do not mix in one program, displaces the other."""
+    "nested" displaces the other unless both are required (a mix of the two is the rarer case,
+    `active_features`, and a campaign that asks for one asks for its programs)."""
     out = (feats | require) - exclude
     for a, b in (("arrays", "nested"), ("nested", "arrays")):
-        if a in require:
+        if a in require and b not in require:
             out -= {b}
     return frozenset(out)
 
 
 def active_features(ch: Chooser, feats: frozenset[str]) -> frozenset[str]:
-    """The features the rules use: "arrays" and "nested" do not mix in one program (the language
-    does not combine them yet), so with both given, one of them is drawn per program ("nested" one
-    time in eight: `--features all` stays mostly arrays, as before the operators)."""
+    """The features the rules use: with both "arrays" and "nested" given, a program has both one
+    time in eight (derivative operators on array functions, `nested.py`), only the operators one
+    time in eight, and only arrays otherwise (`--features all` stays mostly arrays, as before the
+    operators; an operator over arrays costs its function once per element, and a library's eager
+    nesting over tensors is slow: JAX takes up to ~15 s on such a program)."""
     if {"arrays", "nested"} <= feats:
-        return feats - {"arrays" if ch.side_flip(1, 8) else "nested"}
+        if ch.side_flip(1, 8):
+            return feats - {"arrays"}
+        return feats if ch.side_flip(1, 7) else feats - {"nested"}
     return feats
 
 

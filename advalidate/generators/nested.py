@@ -20,14 +20,20 @@ cotangent are fitted to the standard bound, and the *result* of an operator, who
 bounds do not track (a derivative can be much larger than its function), is always squashed
 (`fit` to the standard bound: `sin`, `atan`, `tanh` or `w / (w*w + 1)`). Derivatives of the guarded
 domains stay finite (`sqrt` and `log` only see arguments bounded away from 0). Nesting stops at
-`MAX_NEST` operators, and a function body under an operator is at most `BODY_MAX` nodes, since the
+`MAX_NEST` operators (`MAX_NEST_ARRAYS` with arrays, and none under builds of more than
+`NEST_MULT_MAX` indices in all), and a function body under an operator is at most `BODY_MAX` nodes, since the
 reference (and an engine) evaluates it once per real of the point at every level; a program
 whose operators eliminate to more than `NEST_COST_MAX` core nodes is regenerated
 (`seeded.generate`), which bounds what a nested program costs every engine.
 
-A program with derivative operators has no arrays (the language does not combine them yet): the
-swarm mix draws "nested" only for programs without "arrays", and with both features given, one
-of them is switched off per program (`build.active_features`).
+With "arrays" on too (both features given: `--features all`, `arrays,nested`), the operators also
+differentiate functions of the program's array types (`Array sh R -> R`, `-> Array sh R`, and from
+R): gradients of array functions, vjps with array cotangents, jvps with array tangents, an HVP of
+an array function when they nest. Such a function runs once per element of its point in the
+reference, so the same `BODY_MAX` and `NEST_COST_MAX` bound it, and the program's arrays are its
+few small shapes (`ArrayGen.program_shape`). The swarm mix draws "nested" only for programs without
+"arrays"; with both features given, a program has both one time in eight, only operators one time
+in eight and only arrays otherwise (`build.active_features`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any
 
 from ..lang import ast as A
 from ..lang.program import Program
-from ..lang.types import UNIT, Arrow, Pair, R, Real, Type, Unit
+from ..lang.types import UNIT, Array, Arrow, Pair, R, Real, Type, Unit
 from .analysis import walk
 from .arrays import ArrayGen
 from .choosers import Chooser
@@ -46,6 +52,13 @@ from .rules import PR, R_CAP, G, V, _menu, std
 Env = tuple[V, ...]
 
 MAX_NEST = 3  # derivative operators nested inside each other's functions
+#: ... in a program with arrays: a library's eager nesting over tensors (JAX: an HVP of an array
+#: function under a third operator took 10 s) costs far more per level than over scalars.
+MAX_NEST_ARRAYS = 2
+#: The largest product of `build` extents around an operator: every index of an enclosing build runs
+#: the operator (and everything nested in it) once more, which a library's eager transforms pay
+#: per call (JAX: 21 s for a jvp under builds of 8 × 5).
+NEST_MULT_MAX = 4
 #: The most core nodes a generated program's derivative operators may become when eliminated
 #: (`seed001.eliminated`): what every engine then translates, compiles and runs. Each level of
 #: nesting multiplies the code below it, so without this bound a few deep programs cost more
@@ -62,9 +75,11 @@ DEEPER = ((2, 5), (1, 2))
 
 
 def is_diff(t: Type) -> bool:
-    """R, () and pairs of them: the types the operators differentiate between."""
+    """R, arrays of R, () and pairs of them: the types the operators differentiate between."""
     if isinstance(t, Pair):
         return is_diff(t.left) and is_diff(t.right)
+    if isinstance(t, Array):
+        return isinstance(t.elem, Real)
     return isinstance(t, (Real, Unit))
 
 
@@ -85,6 +100,8 @@ def nest_cost(prog: Program) -> int:
 def has_real(t: Type) -> bool:
     if isinstance(t, Pair):
         return has_real(t.left) or has_real(t.right)
+    if isinstance(t, Array):
+        return isinstance(t.elem, Real) and all(t.shape)
     return isinstance(t, Real)
 
 
@@ -92,7 +109,7 @@ def big_bound(t: Type) -> Any:
     """A bound above `R_CAP` shaped like `t`: a derivative's magnitude is not tracked, so it is squashed."""
     if isinstance(t, Pair):
         return (big_bound(t.left), big_bound(t.right))
-    return 2 * R_CAP if isinstance(t, Real) else 0.0
+    return 2 * R_CAP if isinstance(t, (Real, Array)) else 0.0
 
 
 class NestedGen(ArrayGen):
@@ -101,6 +118,7 @@ class NestedGen(ArrayGen):
     def __init__(self, ch: Chooser, features: frozenset[str] | set[str]) -> None:
         super().__init__(ch, features)
         self.nest = 0  # operators around the current position
+        self.max_nest = MAX_NEST_ARRAYS if "arrays" in self.f else MAX_NEST
         self.perturbed: list[list[V]] = []  # the real parameters of the enclosing operators' lambdas
         if "nested" not in self.f:
             return
@@ -108,15 +126,21 @@ class NestedGen(ArrayGen):
         self.dom_types = _menu((8, R, True), (4, PR, True), (1, Pair(R, PR), True), (1, Pair(R, UNIT), True))
         self.cod_types = _menu((8, R, True), (3, PR, True), (1, Pair(PR, R), pairs))
         self.let_types += [(4, Arrow(R, R)), (2, Arrow(PR, R)), (1, Arrow(R, PR))]
+        for t in self.arr_types:  # "arrays" on too: functions of the program's arrays (module docstring)
+            if has_real(t):
+                self.dom_types += [(8, t)]
+                self.cod_types += [(4, t)]
+                self.let_types += [(4, Arrow(t, R))]
 
     # ---- dispatch -----------------------------------------------------------------------------
 
     def options(self, ty: Type, size: int, env: Env, pin: bool) -> list[tuple[int, Callable[..., G]]]:
         opts = super().options(ty, size, env, pin)
-        if "nested" in self.f and size >= 5 and self.nest < MAX_NEST:
+        if "nested" in self.f and size >= 5 and self.nest < self.max_nest and self.mult <= NEST_MULT_MAX:
             w = NEST_WEIGHTS[self.nest]
             if is_diff(ty) and has_real(ty):
-                opts.append((w, self.deriv))
+                # an array position has many array rules to compete with: the operator weighs more there
+                opts.append((3 * w if isinstance(ty, Array) else w, self.deriv))
             if size >= 6:
                 opts.append((max(1, w // 3), self.deriv_bind))
         return opts
@@ -195,7 +219,8 @@ class NestedGen(ArrayGen):
         self.perturbed.append([v for v in params if has_real(v.ty)])
         try:
             body = self.gen(cod, max(1, min(size - 1, BODY_MAX)), env + params)
-            if self.nest < MAX_NEST and not has_deriv(body.e) and self.ch.flip(*DEEPER[self.nest - 1]):
+            deeper = self.nest < self.max_nest and self.mult <= NEST_MULT_MAX and not has_deriv(body.e)
+            if deeper and self.ch.flip(*DEEPER[self.nest - 1]):
                 inner = self.deriv(R, max(5, size // 2), env + params, True)
                 body = self.mix(body, cod, inner.e, inner.b)
         finally:
@@ -211,7 +236,12 @@ class NestedGen(ArrayGen):
 
     def mix(self, g: G, ty: Type, r: A.Expr, rb: float) -> G:
         """`g` (of a differentiable type) changed to read the real `r` (bound `rb`): `+` or `*` on its
-        first real."""
+        first real (on every element of an array: `g + replicate ..`)."""
+        if isinstance(ty, Array):
+            spread: A.Expr = r
+            for k in reversed(ty.shape):
+                spread = A.ArrayPrim("replicate", [k], [spread])
+            return G(A.BinOp("+", g.e, spread), g.b + rb, True)
         if isinstance(ty, Real):
             if self.ch.flip(1, 2):
                 return self.fit(G(A.BinOp("*", g.e, r), g.b * rb, True), ty, R_CAP)
@@ -226,13 +256,16 @@ class NestedGen(ArrayGen):
 
 
 def real_part(v: V) -> tuple[A.Expr, float]:
-    """A real read from the variable `v` (R, or the first real of a tuple) and its bound."""
+    """A real read from the variable `v` (R, the first real of a tuple, an array's first element)
+    and its bound."""
     e: A.Expr = A.Var(v.name)
     t, b = v.ty, v.b
     while isinstance(t, Pair):
         left = has_real(t.left)
         e = A.App(A.Builtin("fst" if left else "snd"), e)
         t, b = (t.left, b[0]) if left else (t.right, b[1])
+    if isinstance(t, Array):
+        e = A.Index(e, [A.IntLit(0) for _ in t.shape])
     return e, b
 
 

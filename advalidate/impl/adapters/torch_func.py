@@ -45,9 +45,11 @@ def nested_grad(f: Callable[[list], list], xs: list) -> list:
 
 
 def nested_jvp(f: Callable[[list], list], xs: list, dxs: list) -> list:
-    """J·dxs of `f` at `xs` by `torch.func.jvp`."""
-    primals = [_t(x) for x in xs]
-    tangents = [_t(d).reshape(x.shape) for x, d in zip(primals, dxs, strict=True)]
+    """J·dxs of `f` at `xs` by `torch.func.jvp`. An array part may be a broadcast view (`replicate`
+    is `expand`), whose elements share memory, and forward AD cannot make a dual tensor of it: the
+    parts are made contiguous first (a copy of a view, the same values)."""
+    primals = [_t(x).contiguous() for x in xs]
+    tangents = [_t(d).reshape(x.shape).contiguous() for x, d in zip(primals, dxs, strict=True)]
     _, ts = torch.func.jvp(lambda a: [_t(y) for y in f(a)], (primals,), (tangents,))
     return list(ts)
 
