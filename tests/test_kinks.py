@@ -180,3 +180,33 @@ def test_bad_arguments_are_errors() -> None:
         selection_verdict([1.0, 0.0], pieces, rule="mean")
     with pytest.raises(ValueError, match="expected"):
         selection_verdict([1.0, 0.0], pieces, expected=5)
+
+
+def test_a_split_of_a_four_way_tie_is_judged_on_enough_pieces():
+    """cummax over four tied elements (jax.lax.cummax): the prefix maxima split the cotangent
+    1/2, 1/4 + 1/4 + 1/2, 1/4 each: in the hull of the 24 orderings' gradients, but often not of
+    the pieces a narrow search finds. judge_at_kink must pass it for every cotangent, and still
+    fail a gradient that gives the tied elements weights summing to 2."""
+    import random
+
+    from advalidate.oracles.kinks import FAIL, HULL, PASS, judge_at_kink
+
+    x = [0.7] * 4 + [-0.9]
+    split = [[1, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0], [0.25, 0.25, 0.5, 0, 0], [0.25] * 4 + [0], [0.25] * 4 + [0]]
+    narrow_fails = 0
+    for seed in range(30):
+        rnd = random.Random(seed)
+        u = [rnd.gauss(0, 1) for _ in range(5)]
+
+        def cummax_grad(p, u=u):  # reverse pass of the prefix maxima, first of equal extremes
+            g = [0.0] * 5
+            for i in range(5):
+                g[max(range(i + 1), key=lambda j: (p[j], -j))] += u[i]
+            return g
+
+        g = [sum(split[i][k] * u[i] for i in range(5)) for k in range(5)]
+        narrow_fails += selection_verdict(g, active_pieces(cummax_grad, x, n_dirs=8), rule=HULL).status == FAIL
+        assert judge_at_kink(cummax_grad, x, g, rule=HULL, n_dirs=8).status == PASS, seed
+        doubled = [2 * v for v in g]
+        assert judge_at_kink(cummax_grad, x, doubled, rule=HULL, n_dirs=8).status == FAIL, seed
+    assert narrow_fails > 0  # the case the wider search is for does occur

@@ -251,8 +251,7 @@ class ConsistencyOracle(Oracle):
             except (EvalError, RecursionError, ArithmeticError):
                 return None
 
-        pieces = kinks.active_pieces(grad_near, flatten(x), seed=ctx.seed, n_dirs=KINK_DIRS)
-        verdict = kinks.selection_verdict(g, pieces, rule=rule)
+        verdict = kinks.judge_at_kink(grad_near, flatten(x), g, rule=rule, seed=ctx.seed, n_dirs=KINK_DIRS)
         ties = f"ties in {', '.join(eng.plan.ties)}" if eng.plan.ties else "a kink along v"
         text = f"at a kink ({ties}; rule {rule!r}): {verdict.message} ({where})"
         if verdict.status == kinks.FAIL:

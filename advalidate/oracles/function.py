@@ -48,7 +48,7 @@ relative to the size of the input.
       agree with it (so a kink in one element does not hide a wrong slope in another), and at
       the elements of the kink the derivative must lie in the convex hull of the active smooth
       pieces' (`kink_rule="hull"`, the default: torch's abs'(0) = 0, JAX's even shares at ties)
-      or be one of them (`kink_rule="piece"`), by `kinks.active_pieces` / `selection_verdict`.
+      or be one of them (`kink_rule="piece"`), by `kinks.judge_at_kink`.
       Otherwise (more inputs, pieces not found) the direction is inconclusive, never fail.
     - **Accuracy**: when the best error estimate E exceeds `GIVE_UP` (1e-5) relative to |D|
       (or to TINY × Σ|u_k f_k| when D is about 0), the Richardson error does not shrink
@@ -954,7 +954,7 @@ class _Checker:
         kink are judged by the kink verdict (the rule's gradient must be one active piece's)."""
         from .kinks import FAIL as KINK_FAIL
         from .kinks import PASS as KINK_PASS
-        from .kinks import active_pieces, selection_verdict
+        from .kinks import judge_at_kink
 
         name = self.d.reverse_name if side == "rev" else self.d.forward_name
         kink = di.fd.kink if isinstance(di.fd, FiniteDifference) else str(di.fd)
@@ -979,10 +979,13 @@ class _Checker:
             )
         if smooth.all():
             return _Outcome(PASS, f"judged per input element: every element agrees ({kink})", rel_err=0.0)
-        pieces = active_pieces(
-            lambda p: self.element_derivatives(np.asarray(p, dtype=np.float64), di.u, side), list(self.x), n_dirs=8
+        verdict = judge_at_kink(
+            lambda p: self.element_derivatives(np.asarray(p, dtype=np.float64), di.u, side),
+            list(self.x),
+            list(mine),
+            rule=self.kink_rule,
+            n_dirs=8,
         )
-        verdict = selection_verdict(list(mine), pieces, rule=self.kink_rule)
         if verdict.status == KINK_FAIL:
             return _Outcome(
                 FAIL,

@@ -36,6 +36,11 @@ PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 COORDINATE_LIMIT = 32
 #: The random search stops when n_dirs directions in a row find no new piece, or after this many times n_dirs.
 SEARCH_ROUNDS = 8
+#: Before a fail stands, the search is run again this many times wider: a k-way tie has up to k!
+#: pieces (one per order of the tied elements), and a quiet window of a few directions can end the
+#: search early (jax.lax.cummax's split of a four-way tie lies in the hull of 8 pieces, not of the 4
+#: found along 8 directions).
+CONFIRM_WIDER = 8
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,24 @@ def _merge(found: list, errors: list[float], g: list, err: float) -> bool:
 
 def _distance(a: Sequence[Any], b: Sequence[Any]) -> float:
     return max((abs(float(x - y)) for x, y in zip(a, b, strict=True)), default=0.0)
+
+
+def judge_at_kink(
+    grad_near: Callable[[Sequence[float]], Sequence[float] | None],
+    x: Sequence[float],
+    g: Sequence[float],
+    *,
+    rule: str = PIECE,
+    seed: int = 0,
+    n_dirs: int = 16,
+) -> KinkVerdict:
+    """active_pieces then selection_verdict; a fail is judged again on a search CONFIRM_WIDER
+    times wider (a narrow search wrongly calls itself complete at many-way ties)."""
+    verdict = selection_verdict(g, active_pieces(grad_near, x, seed=seed, n_dirs=n_dirs), rule=rule)
+    if verdict.status != FAIL:
+        return verdict
+    wide = active_pieces(grad_near, x, seed=seed + 1, n_dirs=CONFIRM_WIDER * n_dirs)
+    return selection_verdict(g, wide, rule=rule)
 
 
 def selection_verdict(

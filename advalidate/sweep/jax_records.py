@@ -382,7 +382,8 @@ def _spec_records(spec: Spec, seed: int) -> Iterator[OpRecord]:
     kw = {"modes": spec.modes, "known": dict(spec.known)}
     yield _record(spec.op, 0, "sample", source, base, **kw)
     for variant, args in _variants(spec.op, 0, seed, spec.domains, shapes, base, spec.structure):
-        yield _record(spec.op, 0, variant, source, args, **kw)
+        documented = {"*": spec.documented[variant]} if variant in spec.documented else {}
+        yield _record(spec.op, 0, variant, source, args, **{**kw, "known": {**kw["known"], **documented}})
 
 
 __all__ = ["HARNESS_GROUPS", "LAX_DOMAINS", "SAMPLES", "call_source", "compile_source", "records"]
