@@ -40,6 +40,13 @@ ADAPTERS: dict[str, tuple[str, str, str]] = {
     "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),
     "jax-checkpoint": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointEngine", "jax", "peers"),
     "jax-checkpoint-policy": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyEngine", "jax", "peers"),
+    "jax-vmap-jit": ("advalidate.impl.adapters.jax_transforms:JaxVmapJitEngine", "jax", "peers"),
+    "jax-checkpoint-jit": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointJitEngine", "jax", "peers"),
+    "jax-checkpoint-policy-jit": (
+        "advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyJitEngine",
+        "jax",
+        "peers",
+    ),
     "torch": ("advalidate.impl.adapters.torch:TorchEngine", "torch", "torch"),
     "torch-index": ("advalidate.impl.adapters.torch:TorchIndexEngine", "torch", "torch"),
     "torch-func": ("advalidate.impl.adapters.torch_func:TorchFuncEngine", "torch", "torch"),

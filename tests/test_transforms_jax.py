@@ -29,6 +29,7 @@ from transform_checks import (
     TESTS,
     eager_agrees,
     example,
+    generated_agree,
     own_forward_agrees,
     planted,
     planted_campaign,
@@ -197,3 +198,19 @@ def test_a_planted_wrong_recomputation_is_caught_where_eager_is_right() -> None:
     assert [v.status for v in res.verdicts] == ["fail"] * len(ORACLES), res.report("all")
     res = check(prog, x, engines=[adv.engine("jax-checkpoint")], oracles=ORACLES)
     assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), res.report("all")
+
+
+# ---- the transformations under jax.jit ------------------------------------------------------------
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", ["jax-vmap-jit", "jax-checkpoint-jit", "jax-checkpoint-policy-jit"])
+def test_the_transformations_under_jit_agree_three_ways(name: str) -> None:
+    eng = adv.engine(name)
+    for stem in ("softmax", "gather"):
+        prog, x = example(ROOT / "examples" / "arrays" / f"{stem}.adv")
+        res = check(prog, x, engines=[eng], oracles=ORACLES)
+        assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), res.report("all")
+        eager_agrees(eng, "jax", prog, x)
+    assert eng.tracing.count > 0  # the transformation ran (inside the jit trace too)
+    assert generated_agree(eng, "jax", 4) >= 3

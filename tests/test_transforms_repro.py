@@ -62,13 +62,14 @@ CHECKPOINTED = r"\(a : Array [3] R) -> let b = sin a in let c = sumOuter (b * a)
 
 
 @pytest.mark.peers
-@pytest.mark.parametrize("name", ["jax-checkpoint", "jax-checkpoint-policy", "jax-vmap"])
+@pytest.mark.parametrize("name", ["jax-checkpoint", "jax-checkpoint-policy", "jax-vmap", "jax-vmap-jit"])
 def test_the_repro_of_a_right_jax_transformation_passes(name: str, tmp_path: Path) -> None:
     pytest.importorskip("jax")
     prog = adv.parse(CHECKPOINTED if "checkpoint" in name else BATCHED)
     x = np.array([0.5, 1.0, -2.0]) if "checkpoint" in name else np.array([[0.5, 1.0], [2.0, -1.0], [1.5, 0.25]])
     script, out = run_repro(adv.engine(name), prog, x, tmp_path)
     assert ("ns.checkpoint(f" if "checkpoint" in name else "ns.vmap(f") in script
+    assert ("F = jax.jit(f)" in script) == name.endswith("-jit")
     assert out.returncode == 0, out.stdout + out.stderr
 
 

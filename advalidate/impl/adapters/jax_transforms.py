@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from ...lang.compile import Budget, Compiler
 from ...lang.xp import XpArrays
 from .checkpoint import CheckpointCompiler
-from .jax import JaxEngine, JaxOps
+from .jax import JaxEngine, JaxJitEngine, JaxOps
 from .jax_namespace import F64, JaxNamespace
 from .repro import Sym
 from .tensor import branching_ops
@@ -152,3 +152,31 @@ class JaxCheckpointPolicyEngine(JaxCheckpointEngine):
 
     def namespace(self) -> Any:
         return JaxCheckpointPolicyNamespace(self.branches)
+
+
+class JitTransformed:
+    """Mixin: a transformation engine with the whole program under `jax.jit` (as `jax-jit`): the
+    eager run and the transformed one record the branch outcomes, replayed while `jit` traces, so
+    XLA compiles the batched / checkpointed program of that input's branch path."""
+
+    jit = True
+    _leaves_fn = JaxJitEngine._leaves_fn
+
+    def repro_info(self) -> dict[str, Any]:
+        info = super().repro_info()  # type: ignore[misc]
+        return {**info, "what": info["what"].replace("eager", "the whole function under jax.jit")}
+
+
+class JaxVmapJitEngine(JitTransformed, JaxVmapEngine):
+    name = "jax-vmap-jit"
+    semantics = "language: JAX's fill / drop modes, builds batched by jax.vmap, under jax.jit"
+
+
+class JaxCheckpointJitEngine(JitTransformed, JaxCheckpointEngine):
+    name = "jax-checkpoint-jit"
+    semantics = "language: JAX's fill / drop modes, let-bound subterms under jax.checkpoint, under jax.jit"
+
+
+class JaxCheckpointPolicyJitEngine(JitTransformed, JaxCheckpointPolicyEngine):
+    name = "jax-checkpoint-policy-jit"
+    semantics = "language: JAX's fill / drop modes, jax.checkpoint with a policy, under jax.jit"
