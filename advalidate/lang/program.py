@@ -69,6 +69,11 @@ class Program:
         return any_part(self.input_type, _is_array) or any_part(self.output_type, _is_array) or self.array_code
 
     @functools.cached_property
+    def uses_specials(self) -> bool:
+        """Whether a special function (issue #25: `erf`, `max`, ...) occurs in the program's code."""
+        return any(isinstance(e, A.Builtin) and e.name in SPECIALS for e in _walk(self.expr))
+
+    @functools.cached_property
     def array_code(self) -> bool:
         """Whether an array construct occurs in the program's code (not only in its type)."""
         stack = [self.core]

@@ -24,32 +24,31 @@ call used there instead. On a failure the oracle localises it: it judges again w
 the run used alone (the faithful one everywhere else) and names the first that fails by itself;
 the detail starts with `lowering ⟦call(mode)⟧`, which findings group by.
 
-Inputs: one array program in `TIE_SHARE` (drawn from the seed) is judged at its input with every
-real rounded to an integer (exact ties, ±0.0) when the program runs there; duplicates, out-of-range
-indices on both sides and empty extents come from the programs' own index arithmetic.
+Inputs: the check's input, then the inputs users meet derived from it (`user_inputs`: every real
+rounded to an integer — exact ties, ±0.0 —; index data redrawn with repeated entries and entries out
+of range on both sides); the first failure at any of them is the verdict, else the verdict at the
+first the program runs at. Duplicates, out-of-range indices and empty extents also come from the
+programs' own index arithmetic.
 Engines without a lowering table, and programs without arrays, are not applicable.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import re
 from typing import Any
-
-import numpy as np
 
 from ..lang.errors import EvalError
 from ..lang.values import flatten, unflatten
 from . import kinks
 from .base import Oracle
 from .context import Context, EngineRun
-from .verdict import FAIL, Verdict
+from .user_inputs import user_inputs
+from .verdict import FAIL, PASS, Verdict
 
 AGREE_REL = 1e-6
 STEP = 1e-5
 KINK_REL = 1e-3  # one-sided differences further apart than this (relative): a kink along v
-TIE_SHARE = 0.25
 KINK_DIRS = 4
 LOCALISE = 3  # calls judged alone to localise a failure
 KINK_MAX_INPUTS = 8  # the pieces at a kink are searched along 2n coordinate directions and more
@@ -70,16 +69,22 @@ def tagged_call(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+#: The constructs with ties or kinks whose calls document a tie rule (the special functions' kinks:
+#: `abs` at 0 and `min` / `max` at a tie take the hull's midpoint in every library).
+KINKED = ("max", "min", "scatter-max", "special:abs", "special:min", "special:max")
+
+
 def tie_rule(plan: Any) -> str:
-    """ "piece" when every maximum-like call the run used gives a tie to one element, else "hull"."""
-    maxish = [low for low in plan.used if low.construct in ("max", "min", "scatter-max")]
+    """ "piece" when every call with a kink the run used gives a tie to one element, else "hull"."""
+    maxish = [low for low in plan.used if low.construct in KINKED]
     return "piece" if all(low.ties == "piece" for low in maxish) else "hull"
 
 
 def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | None:
     """A finding's standalone `repro.py` in the library's own API: the lowered engine of the check's
-    seed (the call the kind names alone, when it names one), at the input the oracle judged, with
-    the check's cotangent; the script holds the library to itself (`repro.repro_script`)."""
+    seed (the call the kind names alone, when it names one), at the input the oracle judged and found
+    failing (else the first it runs at), with the check's cotangent; the script holds the library to
+    itself (`repro.repro_script`)."""
     ctx = Context(prog, x, seed)
     if ctx.dy is None or getattr(engine, "lowered", None) is None:
         return None
@@ -88,30 +93,27 @@ def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | No
     eng = engine.lowered(seed, only=call if call in names else None)
     if eng is None:
         return None
-    for _, xi in judged_inputs(ctx):
-        try:
-            eng.vjp(prog, xi)
-        except (EvalError, RecursionError, ArithmeticError):
-            continue
-        except Exception:  # noqa: BLE001 - a crash: the script shows it
-            pass
-        return eng.repro(prog, xi, ctx.dy, own={"kind": kind, "rule": tie_rule(eng.plan)})
-    return None
-
-
-def tie_input(x: Any) -> Any:
-    """`x` with every real rounded to an integer (exact ties between elements, -0.0 for small negatives)."""
-    return unflatten(x, [float(np.round(float(r))) for r in flatten(x)])
+    run = EngineRun(getattr(engine, "name", "engine"), engine, "float")
+    chosen = None
+    for what, xi in judged_inputs(ctx):
+        v = ConsistencyOracle()._judge_at(ctx, run, eng, xi, what)
+        if v is not None and chosen is None:
+            chosen = xi
+        if v is not None and v.status == FAIL:
+            chosen = xi
+            break
+    if chosen is None:
+        return None
+    try:
+        eng.vjp(prog, chosen)  # the plan's record of the calls and ties at the chosen input
+    except Exception:  # noqa: BLE001 - a crash: the script shows it
+        pass
+    return eng.repro(prog, chosen, ctx.dy, own={"kind": kind, "rule": tie_rule(eng.plan)})
 
 
 def judged_inputs(ctx: Context) -> list[tuple[str, Any]]:
-    """The inputs the oracle tries, in order: the tie input for one program in TIE_SHARE, then x."""
-    out = []
-    if random.Random(f"advalidate-adapter-input:{ctx.seed}").random() < TIE_SHARE:
-        xt = tie_input(ctx.x)
-        if flatten(xt) != flatten(ctx.x):
-            out.append(("integer-valued input (exact ties)", xt))
-    return out + [("the check's input", ctx.x)]
+    """The inputs the oracle judges, in order: the check's, then the user-met ones derived from it."""
+    return [("the check's input", ctx.x), *user_inputs(ctx.x, ctx.seed)]
 
 
 def _dot(a: list, b: list) -> float:
@@ -136,8 +138,8 @@ class ConsistencyOracle(Oracle):
         make = getattr(run.engine, "lowered", None)
         if make is None or make(ctx.seed) is None:
             return self.inconclusive(run, "not applicable: the engine has no lowering table")
-        if "arrays" not in ctx.features:
-            return self.inconclusive(run, "not applicable: the program has no array construct to lower")
+        if "arrays" not in ctx.features and not ctx.prog.uses_specials:
+            return self.inconclusive(run, "not applicable: no array construct or special function to lower")
         v, eng = self.judge_plan(ctx, run, make(ctx.seed))
         if v.status != FAIL:
             return v
@@ -154,17 +156,22 @@ class ConsistencyOracle(Oracle):
         return v
 
     def judge_plan(self, ctx: Context, run: EngineRun, eng: Any) -> tuple[Verdict, Any]:
-        """The verdict of one lowered engine at the first input it runs at."""
-        verdict = self.inconclusive(run, "no input to judge at")
+        """The verdict of one lowered engine: the first failure at any judged input, else the verdict at
+        the first input it passes at, else at the first it runs at."""
+        first: Verdict | None = None
         for what, x in judged_inputs(ctx):
             verdict = self._judge_at(ctx, run, eng, x, what)
-            if verdict is not None:
+            if verdict is None:
+                continue
+            if verdict.status == FAIL:
                 return verdict, eng
-            verdict = self.inconclusive(run, f"the lowered program does not run at {what}")
-        return verdict, eng
+            if first is None or (first.status != PASS and verdict.status == PASS):
+                first = verdict
+        return first or self.inconclusive(run, "the lowered program runs at none of the judged inputs"), eng
 
     def _judge_at(self, ctx: Context, run: EngineRun, eng: Any, x: Any, what: str) -> Verdict | None:
         plan = eng.plan
+        plan.forget_met()
         label = run.label
         try:
             y, back = eng.vjp(ctx.prog, x)

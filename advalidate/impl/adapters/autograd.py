@@ -182,7 +182,6 @@ class AutogradEngine(TensorEngine):
             "lift": lambda t: t,
             "lib": "anp",
             "atan": "anp.arctan",
-            "specials": AUTOGRAD,
             "imports": IMPORTS["autograd"]
             + "import math\nimport warnings\n\nimport autograd.numpy as anp\nimport numpy as np\n"
             "from autograd import grad, make_vjp\nfrom autograd.differential_operators import make_jvp\n"

@@ -24,6 +24,7 @@ from autograd.tracer import getval
 
 from .autograd_namespace import AutogradNamespace
 from .lowering import Lowering, Table, check_table
+from .specials import AUTOGRAD as SPECIAL_ROWS
 
 
 class AutogradLoweringNamespace(AutogradNamespace):
@@ -99,8 +100,8 @@ LOWERINGS: Table = check_table(
         ),
         "scatter-max": _rows(
             "scatter-max",
-            ("np.where+np.max", "lw_where_max", "", "largest value; ties split", {}),
-            ("np.where+np.min", "lw_where_min_neg", "of the negated values", "-min(-v); ties split", {}),
+            ("np.where+np.max", "lw_where_max", "", "largest value; ties split", {"empty": False}),
+            ("np.where+np.min", "lw_where_min_neg", "of the negated values", "-min(-v); ties split", {"empty": False}),
         ),
         "sum": _rows(
             "sum",
@@ -129,6 +130,7 @@ LOWERINGS: Table = check_table(
                 {"ties": "piece", "single": True},
             ),
         ),
+        **SPECIAL_ROWS,  # the special functions (issue #25): adapters/specials.py
     },
     AutogradLoweringNamespace,
 )

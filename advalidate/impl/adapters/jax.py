@@ -175,7 +175,6 @@ class JaxEngine(ForwardMode, TensorEngine):
             "lift": lambda t: f"jnp.asarray({t}, dtype=jnp.float64)",
             "lib": "jnp",
             "atan": "jnp.arctan",
-            "specials": JAX,
             "imports": IMPORTS["jax"]
             + "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
             'jax.config.update("jax_enable_x64", True)\nF64 = jnp.float64',

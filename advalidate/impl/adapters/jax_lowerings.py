@@ -32,6 +32,7 @@ from jax import lax
 
 from .jax_namespace import F64, JaxNamespace
 from .lowering import Lowering, Table, check_table
+from .specials import JAX as SPECIAL_ROWS
 
 
 class JaxLoweringNamespace(JaxNamespace):
@@ -362,6 +363,7 @@ LOWERINGS: Table = check_table(
             ("lax.top_k", "lw_top_k_neg", "k=1 of -x", "the top of the negated", {"ties": "piece"}),
             ("jax.ops.segment_min", "lw_segment_min_all", "one segment", "smallest; ties split", {}),
         ),
+        **SPECIAL_ROWS,  # the special functions (issue #25): adapters/specials.py
     },
     JaxLoweringNamespace,
 )

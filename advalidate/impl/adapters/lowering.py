@@ -20,6 +20,11 @@ Constructs (what `to_python`'s array runtime asks for, `advalidate.lang.xp`):
 - `scatter-max`: the largest value sent to each target (untouched positions 0);
 - `sum`, `max`, `min`: reductions over axis 0 (`sumOuter`, `maxOuter`, `minOuter`).
 
+Empty extents reach the calls as users meet them: a gather with no index (an empty result), a
+scatter with no source or into a zero-size result, a sum over an empty axis. Only a read from a
+zero-size array (every read out of range), a maximum over an empty axis, and a scatter of nothing
+through a call documented to take no empty operand (`empty=False`: numpy's maxima) make no call.
+
 `LoweredArrays` is the array runtime that runs a program through a table: at every occurrence of a
 construct it asks the `Plan` for a lowering. The plan draws one per occurrence from the check's seed
 (`Random(seed, construct, k)` for the k-th occurrence in a run, so every run of the program at
@@ -37,17 +42,29 @@ negative indices in [-n, 0) (PyTorch's indexing wraps them); `"own"` gets every 
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ...lang.specials import SPECIALS
 from ...lang.xp import XpArrays
 
-CONSTRUCTS = ("gather", "scatter-add", "scatter-max", "sum", "max", "min")
+ARRAY_CONSTRUCTS = ("gather", "scatter-add", "scatter-max", "sum", "max", "min")
+
+
+def special_construct(name: str) -> str:
+    """The construct of the special function `name` (`special:erf`): rows in `adapters/specials.py`."""
+    return f"special:{name}"
+
+
+CONSTRUCTS = ARRAY_CONSTRUCTS + tuple(special_construct(n) for n in SPECIALS)
+ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy"}
 OOB = ("mask", "wrap-once", "own")
 PALETTE = 2  # lowerings per construct per program
 
@@ -68,6 +85,8 @@ class Lowering:
     single: bool = False  # only for one index dimension (a gather over the first axis)
     transformation: str = ""  # a transformation of the library around the call (issue #26)
     weight: int = 1  # how often a plan draws it: 3 for the call users write by default
+    empty: bool = True  # the call takes zero-size operands (a maximum of nothing raises in numpy)
+    lead: tuple = ()  # a special function's constant leading arguments: (1,) for polygamma(1, x)
 
     def __post_init__(self) -> None:
         if self.construct not in CONSTRUCTS or self.oob not in OOB or self.ties not in ("hull", "piece"):
@@ -78,6 +97,26 @@ class Lowering:
         """`call(mode)` (with the transformation around it): how findings name it."""
         text = f"{self.call}({self.mode})" if self.mode else self.call
         return f"{self.transformation}∘{text}" if self.transformation else text
+
+    def text(self, args: list[str]) -> str:
+        """A special function's call on the arguments `args` (source text), as a repro.py writes it."""
+        return f"{self.call}({', '.join([*map(repr, self.lead), *args])})"
+
+
+@functools.cache
+def resolve(code: str) -> Callable[..., Any]:
+    """The function `code` names (`jnp.abs`, `torch.special.erf`, ...)."""
+    head, _, rest = code.partition(".")
+    path = [ALIASES.get(head, head), *rest.split(".")]
+    for k in range(len(path), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(path[:k]))
+        except ImportError:
+            continue
+        for attr in path[k:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(code)
 
 
 Table = dict[str, tuple[Lowering, ...]]
@@ -90,7 +129,8 @@ def check_table(table: Table, namespace: type) -> Table:
         if not rows or not rows[0].faithful or rows[0].oob != "mask":
             raise ValueError(f"lowering table: {c!r} needs a faithful first lowering with oob='mask'")
         for low in rows:
-            if low.construct != c or not callable(getattr(namespace, low.method, None)):
+            fn = resolve(low.call) if c.startswith("special:") else getattr(namespace, low.method, None)
+            if low.construct != c or not callable(fn):
                 raise ValueError(f"lowering table: {low.name} ({low.method}) is not a {c!r} method of {namespace}")
     return table
 
@@ -134,6 +174,10 @@ class Plan:
             low = rows[0]
         return low
 
+    def forget_met(self) -> None:
+        """Judging at another input: the ties and undefined cases met so far were met elsewhere."""
+        self.ties, self.undefined = [], []
+
     def use(self, low: Lowering) -> Lowering:
         if low not in self.used:
             self.used.append(low)
@@ -175,7 +219,7 @@ class LoweredArrays(XpArrays):
         ash = tuple(a.shape)
         m = len(js)
         outer = np.broadcast_shapes(*(np.shape(j) for j in js))
-        if 0 in ash[:m] or 0 in outer:  # nothing to read: no library call
+        if 0 in ash[:m]:  # nothing to read from: every read is out of range (0), no library call
             return super().take(a, js, elem, fill)
         js = [np.ascontiguousarray(np.broadcast_to(np.asarray(j, dtype=np.int64), outer)) for j in js]
         low = self.plan.use(self.plan.pick("gather", m == 1))
@@ -213,7 +257,7 @@ class LoweredArrays(XpArrays):
             self.plan.undefined.append(f"{low.name} with repeated targets: {low.undefined}")
             low = self.plan.table[construct][0]
             ts, vs = self._in_reach(low, targets, values, shape[:m])
-        if not len(ts[0]):  # nothing to scatter: no library call (a maximum of nothing raises in numpy)
+        if not len(ts[0]) and not low.empty:  # nothing to scatter, and the call takes no empty operand
             return self.zeros(shape)
         self.plan.use(low)
         out = getattr(self.xp, low.method)(shape, tuple(ts), vs)
@@ -240,7 +284,7 @@ class LoweredArrays(XpArrays):
             return super().reduce(op, a, shape, elem)
         a = self.arr(a)
         construct = {"sumOuter": "sum", "maxOuter": "max", "minOuter": "min"}[op]
-        if not a.shape or a.shape[0] == 0:  # an empty sum: no library call
+        if not a.shape or (a.shape[0] == 0 and construct != "sum"):  # a maximum of nothing: no library call
             return super().reduce(op, a, shape, elem)
         low = self.plan.use(self.plan.pick(construct, len(a.shape) == 1))
         out = getattr(self.xp, low.method)(a)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...lang.program import Program, evaluate
+from ...lang.specials import SPECIALS
 from ...lang.types import Type
 from ...lang.xp import NAMESPACE_FUNCTIONS
 from .common import LeafFn, operator_jvp, operator_vjp
@@ -133,13 +134,13 @@ class TraceNamespace:
     """Forwards every namespace call to the adapter's namespace and records it as `ns.fn(...)` (a
     special function as the library call it is, `jax.scipy.special.erf(...)`)."""
 
-    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str], specials: dict | None = None) -> None:
-        self._inner, self._trace, self._lift, self._specials = inner, trace, lift, specials or {}
+    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str]) -> None:
+        self._inner, self._trace, self._lift = inner, trace, lift
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._inner, name)
-        if name in XP_NAMES and XP_NAMES[name] in self._specials:
-            return _traced_special(self._trace, self._lift, fn, self._specials[XP_NAMES[name]])
+        if name in XP_NAMES and hasattr(self._inner, "special_table"):
+            return _traced_special(self._trace, self._lift, fn, self._inner)
         if name in TRANSFORMATIONS:
             return self._transformation(name, fn)
         if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS and not name.startswith("lw_"):
@@ -185,24 +186,27 @@ class TraceNamespace:
         return call
 
 
-def _traced_special(trace: Trace, lift: Callable[[str], str], fn: Callable[..., Any], call: Any) -> Callable[..., Any]:
-    """A special function's call, run and recorded as the library call (`specials.Call`)."""
-    return lambda *args: trace.fresh(fn(*unwrap(args)), call.text([literal(a, lift) for a in args]))
+def _traced_special(trace: Trace, lift: Callable[[str], str], fn: Callable[..., Any], inner: Any) -> Callable[..., Any]:
+    """A special function's call, run and recorded as the library call its lowering row names (the
+    row the run drew, `specials.row_of`)."""
+
+    def call(*args: Any) -> Any:
+        out = fn(*unwrap(args))
+        return trace.fresh(out, inner.last_special.text([literal(a, lift) for a in args]))
+
+    return call
 
 
 class TraceOps:
     """Forwards the scalar operations to the adapter's ops and records them with the library's names."""
 
-    def __init__(
-        self, inner: Any, trace: Trace, lift: Callable[[str], str], lib: str, atan: str, specials: dict | None = None
-    ) -> None:
+    def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str], lib: str, atan: str) -> None:
         self._inner, self._trace, self._lift, self._lib, self._atan = inner, trace, lift, lib, atan
-        self._specials = specials or {}
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._inner, name)
-        if name in self._specials:
-            return _traced_special(self._trace, self._lift, fn, self._specials[name])
+        if name in SPECIALS and hasattr(self._inner, "special_table"):
+            return _traced_special(self._trace, self._lift, fn, self._inner)
         if name in ("lt", "le", "gt", "ge"):
             return lambda a, b: fn(unwrap(a), unwrap(b))
         if name == "real":  # of an index: a traced one inside a transformed region
@@ -283,8 +287,8 @@ def _traced_run(engine: Any, prog: Program, x: Any) -> tuple[Trace, list[Any], A
     the output (its real leaves traced values)."""
     r = engine.repro_info()
     trace = Trace()
-    ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"], r.get("specials"))
-    xp = TraceNamespace(engine.namespace(), trace, r["lift"], r.get("specials"))
+    ops = TraceOps(engine.ops(), trace, r["lift"], r["lib"], r["atan"])
+    xp = TraceNamespace(engine.namespace(), trace, r["lift"])
     f = engine.compile_rt(prog, ops, engine.runtime(ops, xp))
     leaves = real_leaves(x)
     syms = [Sym(f"x{k}", engine.to_lib(leaf)) for k, leaf in enumerate(leaves)]

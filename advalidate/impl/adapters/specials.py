@@ -1,98 +1,133 @@
-"""The special functions (issue #25) through each library's own implementations.
+"""The special functions (issue #25) as rows of each library's lowering table.
 
-Each adapter lowers a special function of the language (`lang/specials.py`) to the call a user of
-the library writes: JAX's `jax.scipy.special` / `jax.nn` / `jnp`, PyTorch's `torch.special` /
-`torch`, autograd's `autograd.scipy.special` / `autograd.numpy`. A table per library gives each
-call as code (`module.function` and any leading constant arguments, as `polygamma(1, x)` for
-`trigamma`): a finding's `repro.py` writes exactly that, and the adapter calls what it names.
+A special function of the language (`lang/specials.py`) is a construct like a gather: each library
+computes it by several calls, and each call is a `Lowering` row (construct `special:NAME`) with its
+own semantics written down — JAX's `jax.scipy.special.gammaln` and `lax.lgamma`, `jax.nn.softplus`
+and `jnp.logaddexp(0.0, x)`; PyTorch's `torch.special.*` and `torch.*`, `torch.fmax` beside
+`torch.maximum`; autograd's `autograd.scipy.special` and `autograd.numpy`. A row's `call` is the
+function as a user writes it (`module.function`, with constant leading arguments in `lead`, as
+`polygamma(1, x)` for `trigamma`): a finding's `repro.py` writes exactly that, and the adapter calls
+what it names.
 
-Scalars and arrays take the same call (the ops namespace for `R`, the `xp` namespace for arrays,
-under numpy's names where numpy has one: `power arctan2 minimum maximum`). The domain is the
-language's, checked on the primal values before the call, so an input outside it is a DomainError
-as in the reference interpreter, never a NaN from the library.
+The first row of each function is the call users write by default; the engine's own run (judged
+by the language's oracles) uses it. A lowered engine (`TensorEngine.lowered`, the consistency
+oracle) draws a row per occurrence from its `Plan`, as for every other construct, so each call is
+judged by the library's own semantics. Scalars and arrays take the same row (the ops namespace for
+`R`, the `xp` namespace for arrays, under numpy's names where numpy has one: `power arctan2 minimum
+maximum`). The domain is the language's, checked on the primal values of scalars before the call,
+so an input outside it is a DomainError as in the reference interpreter, never a NaN.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ...lang.errors import DomainError
 from ...lang.specials import SPECIALS
 from ...lang.xp import ELEMENTWISE
+from .lowering import Lowering, Table, resolve, special_construct
 
-
-class Call(NamedTuple):
-    code: str  # the function as a user writes it: "jax.scipy.special.gammaln"
-    lead: tuple = ()  # constant leading arguments: (1,) for polygamma(1, x)
-
-    def text(self, args: list[str]) -> str:
-        return f"{self.code}({', '.join([*map(repr, self.lead), *args])})"
-
-
-def _table(common: dict[str, str], **special: Call) -> dict[str, Call]:
-    out = {name: Call(code) for name, code in common.items()}
-    out.update(special)
-    assert set(out) == set(SPECIALS), sorted(set(SPECIALS) ^ set(out))
-    return out
-
-
-JAX = _table(
-    {
-        "expm1": "jnp.expm1", "log1p": "jnp.log1p", "erf": "jax.scipy.special.erf",
-        "erfc": "jax.scipy.special.erfc", "lgamma": "jax.scipy.special.gammaln",
-        "digamma": "jax.scipy.special.digamma", "softplus": "jax.nn.softplus", "abs": "jnp.abs",
-        "sign": "jnp.sign", "floor": "jnp.floor", "pow": "jnp.power", "atan2": "jnp.arctan2",
-        "hypot": "jnp.hypot", "min": "jnp.minimum", "max": "jnp.maximum",
-    },
-    trigamma=Call("jax.scipy.special.polygamma", (1,)),
-)  # fmt: skip
-TORCH = _table(
-    {
-        "expm1": "torch.special.expm1", "log1p": "torch.special.log1p", "erf": "torch.special.erf",
-        "erfc": "torch.special.erfc", "lgamma": "torch.special.gammaln", "digamma": "torch.special.digamma",
-        "softplus": "torch.nn.functional.softplus", "abs": "torch.abs", "sign": "torch.sign",
-        "floor": "torch.floor", "pow": "torch.pow", "atan2": "torch.atan2", "hypot": "torch.hypot",
-        "min": "torch.minimum", "max": "torch.maximum",
-    },
-    trigamma=Call("torch.special.polygamma", (1,)),
-)  # fmt: skip
-AUTOGRAD = _table(
-    {
-        "expm1": "anp.expm1", "log1p": "anp.log1p", "erf": "autograd.scipy.special.erf",
-        "erfc": "autograd.scipy.special.erfc", "lgamma": "autograd.scipy.special.gammaln",
-        "digamma": "autograd.scipy.special.digamma", "abs": "anp.abs", "sign": "anp.sign",
-        "floor": "anp.floor", "pow": "anp.power", "atan2": "anp.arctan2", "hypot": "anp.hypot",
-        "min": "anp.minimum", "max": "anp.maximum",
-    },
-    trigamma=Call("autograd.scipy.special.polygamma", (1,)),
-    softplus=Call("anp.logaddexp", (0.0,)),  # autograd has no softplus: log(e^0 + e^x)
-)  # fmt: skip
-ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy"}
-# The imports a repro.py needs for these calls, by library.
-IMPORTS = {
-    "jax": "import jax.nn\nimport jax.scipy.special\n",
-    "torch": "import torch.nn.functional\n",
-    "autograd": "import autograd.scipy.special\n",
+# What the rows' calls compute beyond the language's definition (lang/specials.py), by function:
+# the semantics every row of the function shares; a row adds its own where it differs.
+SHARED = {
+    "expm1": "e^x - 1, accurate for |x| < 1e-8",
+    "log1p": "log(1 + x) for x > -1, accurate for |x| < 1e-8",
+    "erf": "the error function",
+    "erfc": "1 - erf(x), accurate for large x",
+    "lgamma": "log|Γ(x)| off the poles 0, -1, -2, ...",
+    "digamma": "Γ'/Γ off the poles",
+    "trigamma": "polygamma of order 1 off the poles",
+    "softplus": "log(1 + e^x)",
+    "abs": "|x|; derivative sign(x), 0 at 0 (in the hull of ±1)",
+    "sign": "-1, 0, 1; derivative 0",
+    "floor": "the largest integer <= x; derivative 0",
+    "pow": "x^y (x < 0 only at integer y)",
+    "atan2": "the angle of (x, y) in (-π, π]",
+    "hypot": "sqrt(x² + y²) without overflow",
+    "min": "the smaller; at a tie the cotangent split ½, ½",
+    "max": "the larger; at a tie the cotangent split ½, ½",
 }
 
 
-def resolve(code: str) -> Callable[..., Any]:
-    """The function `code` names (`jnp.abs`, `torch.special.erf`, ...)."""
-    head, _, rest = code.partition(".")
-    path = [ALIASES.get(head, head), *rest.split(".")]
-    for k in range(len(path), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(path[:k]))
-        except ImportError:
-            continue
-        for attr in path[k:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(code)
+def _table(rows: dict[str, tuple[tuple, ...]]) -> Table:
+    """`{name: ((call, semantics, {options}), ...)}` as lowering rows (`special:NAME` constructs)."""
+    out: Table = {}
+    for name, calls in rows.items():
+        out[special_construct(name)] = tuple(
+            Lowering(special_construct(name), call, "", semantics=sem or SHARED[name], **(opts[0] if opts else {}))
+            for call, sem, *opts in calls
+        )
+    assert {c.split(":", 1)[1] for c in out} == set(SPECIALS), sorted(set(SPECIALS) ^ set(out))
+    return out
+
+
+ONE = {"lead": (1,), "mode": "n=1"}
+JAX = _table({
+    "expm1": (("jnp.expm1", ""), ("jax.lax.expm1", "the lax primitive")),
+    "log1p": (("jnp.log1p", ""), ("jax.lax.log1p", "the lax primitive")),
+    "erf": (("jax.scipy.special.erf", ""), ("jax.lax.erf", "the lax primitive")),
+    "erfc": (("jax.scipy.special.erfc", ""), ("jax.lax.erfc", "the lax primitive")),
+    "lgamma": (("jax.scipy.special.gammaln", ""), ("jax.lax.lgamma", "the lax primitive")),
+    "digamma": (("jax.scipy.special.digamma", ""), ("jax.lax.digamma", "the lax primitive")),
+    "trigamma": (("jax.scipy.special.polygamma", "", ONE),),
+    "softplus": (("jax.nn.softplus", ""), ("jnp.logaddexp", "log(e^0 + e^x)", {"lead": (0.0,), "mode": "0.0, x"})),
+    "abs": (("jnp.abs", ""), ("jax.lax.abs", "the lax primitive"), ("jnp.absolute", "an alias of jnp.abs")),
+    "sign": (("jnp.sign", ""), ("jax.lax.sign", "the lax primitive")),
+    "floor": (("jnp.floor", ""), ("jax.lax.floor", "the lax primitive")),
+    "pow": (("jnp.power", ""), ("jnp.float_power", "x^y in float64")),
+    "atan2": (("jnp.arctan2", ""), ("jax.lax.atan2", "the lax primitive")),
+    "hypot": (("jnp.hypot", ""),),
+    "min": (("jnp.minimum", ""), ("jax.lax.min", "the lax primitive"), ("jnp.fmin", "the smaller, ignoring NaN")),
+    "max": (("jnp.maximum", ""), ("jax.lax.max", "the lax primitive"), ("jnp.fmax", "the larger, ignoring NaN")),
+})  # fmt: skip
+TORCH = _table({
+    "expm1": (("torch.special.expm1", ""), ("torch.expm1", "")),
+    "log1p": (("torch.special.log1p", ""), ("torch.log1p", "")),
+    "erf": (("torch.special.erf", ""), ("torch.erf", "")),
+    "erfc": (("torch.special.erfc", ""), ("torch.erfc", "")),
+    "lgamma": (("torch.special.gammaln", ""), ("torch.lgamma", "")),
+    "digamma": (("torch.special.digamma", ""), ("torch.digamma", ""), ("torch.special.psi", "an alias of digamma")),
+    "trigamma": (("torch.special.polygamma", "", ONE), ("torch.polygamma", "", ONE)),
+    "softplus": (
+        ("torch.nn.functional.softplus", "log(1 + e^x); x itself where x > 20 (documented threshold)"),
+    ),
+    "abs": (("torch.abs", ""), ("torch.absolute", "an alias of abs")),
+    "sign": (("torch.sign", ""), ("torch.sgn", "sign (of a real)")),
+    "floor": (("torch.floor", ""),),
+    "pow": (("torch.pow", ""), ("torch.float_power", "x^y in float64")),
+    "atan2": (("torch.atan2", ""), ("torch.arctan2", "an alias of atan2")),
+    "hypot": (("torch.hypot", ""),),
+    "min": (("torch.minimum", ""), ("torch.fmin", "the smaller, ignoring NaN; a tie's cotangent to one argument")),
+    "max": (("torch.maximum", ""), ("torch.fmax", "the larger, ignoring NaN; a tie's cotangent to one argument")),
+})  # fmt: skip
+AUTOGRAD = _table({
+    "expm1": (("anp.expm1", ""),),
+    "log1p": (("anp.log1p", ""),),
+    "erf": (("autograd.scipy.special.erf", ""),),
+    "erfc": (("autograd.scipy.special.erfc", ""),),
+    "lgamma": (("autograd.scipy.special.gammaln", ""),),
+    "digamma": (("autograd.scipy.special.digamma", ""), ("autograd.scipy.special.psi", "an alias of digamma")),
+    "trigamma": (("autograd.scipy.special.polygamma", "", ONE),),
+    # autograd has no softplus: log(e^0 + e^x)
+    "softplus": (("anp.logaddexp", "log(e^0 + e^x)", {"lead": (0.0,), "mode": "0.0, x"}),),
+    "abs": (("anp.abs", ""), ("anp.absolute", "an alias of abs"), ("anp.fabs", "|x| of a real")),
+    "sign": (("anp.sign", ""),),
+    "floor": (("anp.floor", ""),),
+    "pow": (("anp.power", ""),),  # anp.float_power has no VJP
+    "atan2": (("anp.arctan2", ""),),
+    "hypot": (("anp.hypot", ""),),
+    "min": (("anp.minimum", ""), ("anp.fmin", "the smaller, ignoring NaN")),
+    "max": (("anp.maximum", ""), ("anp.fmax", "the larger, ignoring NaN")),
+})  # fmt: skip
+# The imports a repro.py needs for these calls, by library.
+IMPORTS = {
+    "jax": "import jax.nn\nimport jax.scipy.special\n",
+    "torch": "import torch.nn.functional\nimport torch.special\n",
+    "autograd": "import autograd.scipy.special\n",
+}
 
 
 def check_domain(name: str, primals: list[Any]) -> None:
@@ -104,39 +139,50 @@ def check_domain(name: str, primals: list[Any]) -> None:
         raise DomainError(f"{name} {sp.why}")
 
 
-def _ops_method(name: str, call: Call) -> Callable[..., Any]:
-    fn = resolve(call.code)
+def row_of(holder: Any, name: str) -> Lowering:
+    """The row computing special function `name` at this call: drawn from the plan of a lowered
+    engine (`holder.plan`), else the table's first. It is left in `holder.last_special` (the repro
+    tracer writes that call)."""
+    plan = getattr(holder, "plan", None)
+    construct = special_construct(name)
+    low = holder.special_table[construct][0] if plan is None else plan.use(plan.pick(construct, True))
+    holder.last_special = low
+    return low
 
+
+def _ops_method(name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any) -> Any:
         self.check_special(name, args)
-        return fn(*call.lead, *args)
+        low = row_of(self, name)
+        return resolve(low.call)(*low.lead, *args)
 
     method.__name__ = method.__qualname__ = name
     return method
 
 
-def install_ops(cls: type, table: dict[str, Call]) -> None:
+def install_ops(cls: type, table: Table) -> None:
     """The special functions as methods of a `LibraryOps` subclass (scalars)."""
-    for name, call in table.items():
-        setattr(cls, name, _ops_method(name, call))
+    cls.special_table = table
+    for name in SPECIALS:
+        setattr(cls, name, _ops_method(name))
 
 
-def _xp_method(name: str, call: Call, convert: Callable[[Any], Any] | None) -> Callable[..., Any]:
-    fn = resolve(call.code)
-
+def _xp_method(name: str, convert: Callable[[Any], Any] | None) -> Callable[..., Any]:
     def method(self: Any, *args: Any) -> Any:
         if convert is not None:
             args = tuple(convert(a) for a in args)
-        return fn(*call.lead, *args)
+        low = row_of(self, name)
+        return resolve(low.call)(*low.lead, *args)
 
     method.__name__ = method.__qualname__ = ELEMENTWISE[name]
     return method
 
 
-def install_namespace(cls: type, table: dict[str, Call], convert: Callable[[Any], Any] | None = None) -> None:
+def install_namespace(cls: type, table: Table, convert: Callable[[Any], Any] | None = None) -> None:
     """The special functions as methods of an `xp` namespace class, under `ELEMENTWISE`'s names."""
-    for name, call in table.items():
-        setattr(cls, ELEMENTWISE[name], _xp_method(name, call, convert))
+    cls.special_table = table
+    for name in SPECIALS:
+        setattr(cls, ELEMENTWISE[name], _xp_method(name, convert))
 
 
 # namespace method name -> the language's name (for the repro tracer)

@@ -222,8 +222,15 @@ class TensorEngine(AdapterEngine):
         base, plan = type(self), Plan(table, seed, only, pin)
 
         class Lowered(base):  # type: ignore[misc, valid-type]
+            def ops(self) -> Any:  # special functions draw their calls from the plan (specials.row_of)
+                ops = base.ops(self)
+                ops.plan = plan
+                return ops
+
             def namespace(self) -> Any:
-                return base.lowering_namespace(self)
+                ns = base.lowering_namespace(self)
+                ns.plan = plan
+                return ns
 
             def runtime(self, ops: Any, xp: Any) -> XpArrays:
                 plan.start()

@@ -121,7 +121,9 @@ class TorchEngine(ForwardMode, TensorEngine):
         return torch.tensor(np.asarray(leaf, dtype=np.float64), dtype=DTYPE)
 
     def to_np(self, t: Any) -> np.ndarray:
-        return np.asarray(t.detach().numpy() if isinstance(t, torch.Tensor) else t, dtype=np.float64)
+        """`force=True`: a gradient may be PyTorch's efficient ZeroTensor (`torch.sgn`'s, torch.func's),
+        which `numpy()` refuses."""
+        return np.asarray(t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t, dtype=np.float64)
 
     def out_leaf(self, o: Any) -> Any:
         return o if isinstance(o, torch.Tensor) else torch.tensor(np.asarray(o, dtype=np.float64), dtype=DTYPE)
@@ -168,7 +170,6 @@ class TorchEngine(ForwardMode, TensorEngine):
             "lift": lambda t: f"torch.tensor({t}, dtype=torch.float64)",
             "lib": "torch",
             "atan": "torch.atan",
-            "specials": TORCH,
             "imports": IMPORTS["torch"] + "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
             "driver": TORCH_DRIVER.format(f="f"),
             "forward": TORCH_FORWARD,

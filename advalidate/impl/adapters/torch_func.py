@@ -92,10 +92,6 @@ class TorchFuncEngine(TorchEngine):
     def namespace(self) -> Any:
         return TorchFuncNamespace()
 
-    def to_np(self, t: Any) -> np.ndarray:
-        """`force=True`: torch.func may hand back its efficient ZeroTensor, which `numpy()` refuses."""
-        return np.asarray(t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t, dtype=np.float64)
-
     def _padded(self, fn: Callable[[list], list]) -> Callable[[list], list]:
         """`fn` with a constant 0 appended to its outputs: torch.func refuses a function with no
         outputs, which a program whose value holds no reals (`[]`, `()`) is."""

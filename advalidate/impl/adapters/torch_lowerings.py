@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from .lowering import Lowering, Table, check_table
+from .specials import TORCH as SPECIAL_ROWS
 from .tensor import ravel_targets
 from .torch_namespace import DTYPE, TorchNamespace, _index, _t
 
@@ -285,6 +286,7 @@ LOWERINGS: Table = check_table(
             ("torch.topk", "lw_topk_smallest", "k=1, dim=0, largest=False", "the bottom element", PIECE),
             ("torch.sort", "lw_sort_first", "dim=0, [0]", "the first of the sorted", PIECE),
         ),
+        **SPECIAL_ROWS,  # the special functions (issue #25): adapters/specials.py
     },
     TorchLoweringNamespace,
 )
