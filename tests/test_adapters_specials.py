@@ -143,3 +143,20 @@ def test_every_row_of_a_special_function_computes_it(engine):
                 if name != "trigamma":  # torch's float64 trigamma' is accurate to 1e-9 only
                     g0 = g if g0 is None else g0
                     _close(g, g0, rtol=1e-9)
+
+
+def test_the_consistency_verdict_names_the_special_rows_it_judged():
+    """A program with special functions is judged by the consistency oracle through the rows its plan
+    draws, and the verdict lists them (what a campaign's summary counts per row: lowering_coverage)."""
+    from advalidate.oracles import check
+
+    eng = _engine("torch")
+    prog = adv.parse(r"\(x : R) -> erf x * lgamma (x + 2.0)")
+    seen = set()
+    for seed in range(6):
+        (v,) = check(prog, 0.7, engines=[eng], oracles=["consistency"], seed=seed).verdicts
+        assert v.status == "pass", v.detail
+        seen.update(v.calls)
+        assert {c.split(" | ")[0] for c in v.calls} == {"special:erf", "special:lgamma"}
+        assert v.to_dict()["calls"] == v.calls
+    assert len(seen) > 2  # more than one call per function across seeds

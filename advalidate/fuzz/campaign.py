@@ -239,6 +239,7 @@ class Campaign:
         self.accepted: Counter[str] = Counter()  # ... of which the engine did not decline
         self.reasons: Counter[tuple[str, str, str]] = Counter()  # (engine, oracle, reason) of inconclusive verdicts
         self.coverage: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()  # programs per library call ("engine | construct | call")
         self.nodes_hist: Counter[int] = Counter()
         self.nodes_total = 0
         self.busy_seconds = 0.0
@@ -495,6 +496,14 @@ class Campaign:
                 return
             self._on_lost(ev, ev.kind)
 
+    def lowering_coverage(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Programs judged through each library call: engine -> construct -> call -> programs."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for key, n in sorted(self.calls.items()):
+            engine, construct, call = key.split(" | ", 2)
+            out.setdefault(engine, {}).setdefault(construct, {})[call] = n
+        return out
+
     def _on_result(self, r: dict[str, Any], seconds: float) -> None:
         self.busy_seconds += seconds
         self.cpu_seconds += r.get("cpu", 0.0)
@@ -509,6 +518,7 @@ class Campaign:
         self.nodes_total += r["nodes"]
         self.nodes_hist[_bucket(r["nodes"])] += 1
         self.coverage.update(r.get("constructs", []))
+        self.calls.update(r.get("calls", []))
         for engine, oracle, status in r.get("verdicts", []):
             self.verdicts[(engine, oracle, status)] += 1
         declined = set(r.get("declined", []))
@@ -961,6 +971,7 @@ class Campaign:
             "verdicts": [[e, o, s, n] for (e, o, s), n in self.verdicts.items()],
             "inconclusive_reasons": [[e, o, r, n] for (e, o, r), n in self.reasons.items()],
             "coverage": dict(self.coverage),
+            "calls": dict(self.calls),
             "unclassified": dict(self.unclassified),
             "number": self.number,
             "next_id": self.next_id,
@@ -1032,6 +1043,7 @@ class Campaign:
         self.verdicts = Counter({(e, o, s): n for e, o, s, n in st["verdicts"]})
         self.reasons = Counter({(e, o, r): n for e, o, r, n in st.get("inconclusive_reasons", [])})
         self.coverage = Counter(st["coverage"])
+        self.calls = Counter(st.get("calls", {}))
         self.unclassified = Counter(st.get("unclassified", {}))
         self.number = st["number"]
         self.next_id = st.get("next_id", 0)
@@ -1158,6 +1170,7 @@ class Campaign:
                 for e, n in sorted(self.tried.items())
             },
             "coverage": dict(sorted(self.coverage.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "lowering_coverage": self.lowering_coverage(),
             "inconclusive_reasons": self.reason_table(),
             "findings": [self.finding_summary(f) for f in sorted(self.findings, key=_finding_order)],
             "findings_settled": sum(1 for f in self.findings if f.settled),

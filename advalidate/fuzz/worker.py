@@ -221,6 +221,7 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
         out["traceback"] = traceback.format_exc(limit=8)
         verdicts = []
     out["verdicts"] = [(v["engine"], v["oracle"], v["status"]) for v in verdicts]
+    out["calls"] = sorted({f"{v['engine']} | {c}" for v in verdicts for c in v.get("calls", [])})
     details = [str(v.get("detail") or "").strip().rstrip(":") for v in verdicts]
     out_of_memory = sorted({d for d in details if is_out_of_memory(d)})
     if out_of_memory and "error" not in out:  # an incident, not an inconclusive verdict among thousands

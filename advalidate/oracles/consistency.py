@@ -141,6 +141,7 @@ class ConsistencyOracle(Oracle):
         if "arrays" not in ctx.features and not ctx.prog.uses_specials:
             return self.inconclusive(run, "not applicable: no array construct or special function to lower")
         v, eng = self.judge_plan(ctx, run, make(ctx.seed))
+        v.calls = [f"{low.construct} | {low.name}" for low in eng.plan.used]
         if v.status != FAIL:
             return v
         used = [low for low in eng.plan.used if low is not eng.plan.table[low.construct][0]]
@@ -150,6 +151,7 @@ class ConsistencyOracle(Oracle):
             alone, _ = self.judge_plan(ctx, run, make(ctx.seed, only=low.name))
             if alone.status == FAIL:
                 alone.detail = f"{lowering_tag(low.name)}: {alone.detail}"
+                alone.calls = v.calls
                 return alone
         names = " + ".join(low.name for low in eng.plan.used) or "the faithful calls"
         v.detail = f"{lowering_tag(names)}: {v.detail}"

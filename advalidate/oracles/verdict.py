@@ -71,6 +71,9 @@ class Verdict:
     tolerance: str | None = None
     numeric: str | None = None
     seconds: float = 0.0
+    # the library calls the verdict's run went through: the consistency oracle's lowering rows,
+    # as "construct | call(mode)" (counted per row in a campaign's summary)
+    calls: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -113,7 +116,7 @@ class Verdict:
             "cotangent": short(self.cotangent, 20) if self.cotangent is not None else None,
             "tolerance": self.tolerance,
             "numeric": self.numeric,
-        }
+        } | ({"calls": list(self.calls)} if self.calls else {})
 
 
 def _g(x: float | None) -> str:
