@@ -21,6 +21,7 @@ from advalidate.oracles.user_inputs import INDEX_VALUES, index_patterns, integer
 REALS = st.floats(-3, 3, allow_nan=False)
 
 
+@settings(deadline=None)
 @given(st.lists(REALS, min_size=1, max_size=6))
 def test_integer_valued_truncates_keeping_signs(xs: list[float]) -> None:
     a = np.array(xs)
@@ -30,7 +31,7 @@ def test_integer_valued_truncates_keeping_signs(xs: list[float]) -> None:
         assert np.signbit(after) == np.signbit(before)  # -0.0 for small negatives
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 12))
 def test_index_patterns_keep_type_and_are_reproducible(seed: int, n: int) -> None:
     x = (np.arange(n, dtype=np.int64), np.array([0.25, -1.5]))
