@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from advalidate.lang.program import parse
 from advalidate.lang.values import check_value, flatten
+from advalidate.oracles import check
 from advalidate.oracles.consistency import ConsistencyOracle
 from advalidate.oracles.context import Context, EngineRun
 from advalidate.oracles.user_inputs import INDEX_VALUES, index_patterns, integer_valued, user_inputs
@@ -68,3 +69,16 @@ def test_the_excluded_self_tie_is_found_at_the_integer_valued_input() -> None:
     x = np.array([-0.7, 0.4])
     v, _ = ConsistencyOracle().judge_plan(Context(prog, x, 0), EngineRun("torch", base, "float"), eng)
     assert v.status == "fail" and "integer-valued" in v.detail, v.detail
+
+
+def test_a_kink_made_of_special_functions_is_judged_by_the_hull() -> None:
+    """`sign x * x` is |x|: at the integer-valued input 0.0 its gradient 0 (sign 0 = 0, derivative 0)
+    is the midpoint of the pieces ±1, no piece of its own: judged by the hull rule, it passes (a
+    campaign reported it as a wrong gradient of torch.float_power before sign's kink counted)."""
+    pytest.importorskip("torch")
+    import advalidate as adv
+
+    prog = parse(r"\(x1 : R) -> sign x1 * x1 * pow 1.0 1.0")
+    for seed in range(4):
+        (v,) = check(prog, 0.5, engines=[adv.engine("torch")], oracles=["consistency"], seed=seed).verdicts
+        assert v.status == "pass", v.detail

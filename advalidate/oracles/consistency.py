@@ -39,6 +39,7 @@ import re
 from typing import Any
 
 from ..lang.errors import EvalError
+from ..lang.specials import SPECIALS
 from ..lang.values import flatten, unflatten
 from . import kinks
 from .base import Oracle
@@ -69,9 +70,10 @@ def tagged_call(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-#: The constructs with ties or kinks whose calls document a tie rule (the special functions' kinks:
-#: `abs` at 0 and `min` / `max` at a tie take the hull's midpoint in every library).
-KINKED = ("max", "min", "scatter-max", "special:abs", "special:min", "special:max")
+#: The constructs with ties or kinks whose calls document a tie rule: the maxima, and the special
+#: functions with kinks or jumps (`abs` at 0, `min` / `max` at a tie take the hull's midpoint; `sign`
+#: and `floor` have derivative 0 at their jumps, so `sign x * x` has gradient 0 at its kink: hull).
+KINKED = ("max", "min", "scatter-max") + tuple(f"special:{n}" for n, sp in SPECIALS.items() if sp.kink is not None)
 
 
 def tie_rule(plan: Any) -> str:
