@@ -168,67 +168,58 @@ class Compiler:
 
         return run
 
-    def expr(self, e: C.CExpr, s: _Scope) -> Code:  # noqa: C901 - one case per construct
-        if isinstance(e, C.Var):
-            return _access(*s.lookup(e.name))
-        if isinstance(e, C.Const):
-            return self.constant(e)
-        if isinstance(e, C.Lam):
-            return self.lam(e.param, e.body, s, e.steps)
-        if isinstance(e, C.App):
-            fn, arg = self.expr(e.fn, s), self.expr(e.arg, s)
-            return lambda f: fn(f)(arg(f))
-        if isinstance(e, C.Let):
-            return self.let_chain(e, s)
-        if isinstance(e, C.LetRec):
-            i = s.new_slot(e.name)
-            mk = self.lam(e.param, e.fbody, s)
-            body = self.expr(e.body, s)
+    def expr(self, e: C.CExpr, s: _Scope) -> Code:
+        """The code of one node: one look-up of its class (`_CASES`) instead of a chain of
+        `isinstance` tests, since compiling a translated program visits every node of it."""
+        case = _CASES.get(type(e))
+        if case is None:
+            return self.compile_extra(e, s)
+        return case(self, e, s)
 
-            def letrec(f: list) -> Any:
-                f[i] = mk(f)
-                return body(f)
+    def app(self, e: C.App, s: _Scope) -> Code:
+        fn, arg = self.expr(e.fn, s), self.expr(e.arg, s)
+        return lambda f: fn(f)(arg(f))
 
-            return letrec
-        if isinstance(e, (C.PairC, C.ParC)):
-            return self.pair(e, s)
-        if isinstance(e, C.Fst):
-            i = _local_slot(e.arg, s)
-            if i is not None:
-                return lambda f: f[i][0]
-            a = self.expr(e.arg, s)
-            return lambda f: a(f)[0]
-        if isinstance(e, C.Snd):
-            i = _local_slot(e.arg, s)
-            if i is not None:
-                return lambda f: f[i][1]
-            a = self.expr(e.arg, s)
-            return lambda f: a(f)[1]
-        if isinstance(e, C.Inl):
-            a = self.expr(e.arg, s)
-            return lambda f: Inl(a(f))
-        if isinstance(e, C.Inr):
-            a = self.expr(e.arg, s)
-            return lambda f: Inr(a(f))
-        if isinstance(e, C.Case):
-            return self.case(e, s)
-        if isinstance(e, C.If):
-            c, t, o = self.expr(e.cond, s), self.expr(e.then, s), self.expr(e.orelse, s)
-            return lambda f: t(f) if c(f) else o(f)
-        if isinstance(e, C.Nil):
-            return lambda f: None
-        if isinstance(e, C.ConsC):
-            h, t = self.expr(e.head, s), self.expr(e.tail, s)
-            return lambda f: (h(f), t(f))
-        if isinstance(e, C.ListCase):
-            return self.list_case(e, s)
-        if isinstance(e, C.Op):
-            return self.op(e, s)
-        if isinstance(e, C.ARRAY_NODES):
-            return self.array(e, s)
-        if isinstance(e, C.Deriv):
-            return self.deriv(e, s)
-        return self.compile_extra(e, s)
+    def letrec(self, e: C.LetRec, s: _Scope) -> Code:
+        i = s.new_slot(e.name)
+        mk = self.lam(e.param, e.fbody, s)
+        body = self.expr(e.body, s)
+
+        def letrec(f: list) -> Any:
+            f[i] = mk(f)
+            return body(f)
+
+        return letrec
+
+    def fst(self, e: C.Fst, s: _Scope) -> Code:
+        i = _local_slot(e.arg, s)
+        if i is not None:
+            return lambda f: f[i][0]
+        a = self.expr(e.arg, s)
+        return lambda f: a(f)[0]
+
+    def snd(self, e: C.Snd, s: _Scope) -> Code:
+        i = _local_slot(e.arg, s)
+        if i is not None:
+            return lambda f: f[i][1]
+        a = self.expr(e.arg, s)
+        return lambda f: a(f)[1]
+
+    def inl(self, e: C.Inl, s: _Scope) -> Code:
+        a = self.expr(e.arg, s)
+        return lambda f: Inl(a(f))
+
+    def inr(self, e: C.Inr, s: _Scope) -> Code:
+        a = self.expr(e.arg, s)
+        return lambda f: Inr(a(f))
+
+    def if_(self, e: C.If, s: _Scope) -> Code:
+        c, t, o = self.expr(e.cond, s), self.expr(e.then, s), self.expr(e.orelse, s)
+        return lambda f: t(f) if c(f) else o(f)
+
+    def cons(self, e: C.ConsC, s: _Scope) -> Code:
+        h, t = self.expr(e.head, s), self.expr(e.tail, s)
+        return lambda f: (h(f), t(f))
 
     def deriv(self, e: C.Deriv, s: _Scope) -> Code:
         """A derivative operator calls the namespace's `jvp` / `vjp` (`grad f x` is `vjp f x 1.0`)
@@ -454,6 +445,32 @@ class Compiler:
             a, b, c, d = args
             return lambda f: fn(a(f), b(f), c(f), d(f))
         return lambda f: fn(*[a(f) for a in args])
+
+
+#: The compiling method of each core node class (`Compiler.expr`); each entry calls the method on
+#: the compiler, so a subclass's override (`array`, `let_chain`, ...) is the one used.
+_CASES: dict[type, Callable[[Compiler, Any, _Scope], Code]] = {
+    C.Var: lambda c, e, s: _access(*s.lookup(e.name)),
+    C.Const: lambda c, e, s: c.constant(e),
+    C.Lam: lambda c, e, s: c.lam(e.param, e.body, s, e.steps),
+    C.App: lambda c, e, s: c.app(e, s),
+    C.Let: lambda c, e, s: c.let_chain(e, s),
+    C.LetRec: lambda c, e, s: c.letrec(e, s),
+    C.PairC: lambda c, e, s: c.pair(e, s),
+    C.ParC: lambda c, e, s: c.pair(e, s),
+    C.Fst: lambda c, e, s: c.fst(e, s),
+    C.Snd: lambda c, e, s: c.snd(e, s),
+    C.Inl: lambda c, e, s: c.inl(e, s),
+    C.Inr: lambda c, e, s: c.inr(e, s),
+    C.Case: lambda c, e, s: c.case(e, s),
+    C.If: lambda c, e, s: c.if_(e, s),
+    C.Nil: lambda c, e, s: lambda f: None,
+    C.ConsC: lambda c, e, s: c.cons(e, s),
+    C.ListCase: lambda c, e, s: c.list_case(e, s),
+    C.Op: lambda c, e, s: c.op(e, s),
+    C.Deriv: lambda c, e, s: c.deriv(e, s),
+    **{node: (lambda c, e, s: c.array(e, s)) for node in C.ARRAY_NODES},
+}
 
 
 # ---- the list built-ins, shared by every runtime (lists are cons cells, nil is None) ----------

@@ -25,7 +25,9 @@ The element-at-a-time AD stages add `AMap` (a function applied element by elemen
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import ast as A
 from . import specials
@@ -321,34 +323,10 @@ class Deriv(CExpr):
 
 
 def subexprs(e: CExpr) -> list[CExpr]:
-    """Direct sub-expressions in evaluation order."""
-    if isinstance(e, (Lam,)):
-        return [e.body]
-    if isinstance(e, App):
-        return [e.fn, e.arg]
-    if isinstance(e, Let):
-        return [e.rhs, e.body]
-    if isinstance(e, LetRec):
-        return [e.fbody, e.body]
-    if isinstance(e, (PairC, ParC)):
-        return [e.left, e.right]
-    if isinstance(e, (Fst, Snd, Inl, Inr)):
-        return [e.arg]
-    if isinstance(e, Case):
-        return [e.scrut, e.lbody, e.rbody]
-    if isinstance(e, If):
-        return [e.cond, e.then, e.orelse]
-    if isinstance(e, ConsC):
-        return [e.head, e.tail]
-    if isinstance(e, ListCase):
-        return [e.scrut, e.nil, e.cons]
-    if isinstance(e, Op):
-        return list(e.args)
-    if isinstance(e, ARRAY_NODES):
-        return array_subexprs(e)
-    if isinstance(e, Deriv):
-        return [e.fn, *e.args]
-    return []
+    """Direct sub-expressions in evaluation order (one look-up of the node's class: every walk over
+    a translated program calls this once per node)."""
+    children = _SUBEXPRS.get(type(e))
+    return [] if children is None else children(e)
 
 
 def array_subexprs(e: CExpr) -> list[CExpr]:
@@ -367,6 +345,28 @@ def array_subexprs(e: CExpr) -> list[CExpr]:
         return [e.fn, *e.args]
     assert isinstance(e, (ArrOp, Elementwise))
     return [*pre, *e.args]
+
+
+#: `subexprs` of each node class (classes without children, `Var`, `Const`, `Nil`, have none).
+_SUBEXPRS: dict[type, Callable[[Any], list[CExpr]]] = {
+    Lam: lambda e: [e.body],
+    App: lambda e: [e.fn, e.arg],
+    Let: lambda e: [e.rhs, e.body],
+    LetRec: lambda e: [e.fbody, e.body],
+    PairC: lambda e: [e.left, e.right],
+    ParC: lambda e: [e.left, e.right],
+    Fst: lambda e: [e.arg],
+    Snd: lambda e: [e.arg],
+    Inl: lambda e: [e.arg],
+    Inr: lambda e: [e.arg],
+    Case: lambda e: [e.scrut, e.lbody, e.rbody],
+    If: lambda e: [e.cond, e.then, e.orelse],
+    ConsC: lambda e: [e.head, e.tail],
+    ListCase: lambda e: [e.scrut, e.nil, e.cons],
+    Op: lambda e: list(e.args),
+    Deriv: lambda e: [e.fn, *e.args],
+    **{node: array_subexprs for node in ARRAY_NODES},
+}
 
 
 class Desugarer:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...lang import core as C
 
@@ -54,49 +54,18 @@ class Transformer:
     def program(self, e: C.CExpr) -> C.CExpr:
         return self.expr(e)
 
-    def expr(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per construct
-        x = self.expr
-        if isinstance(e, C.Var):
-            return C.Var(e.name)
-        if isinstance(e, C.Const):
-            if isinstance(e.value, float):
-                return self.rules.const(self, C.Const(e.value))
-            return C.Const(e.value)
-        if isinstance(e, C.Lam):
-            return C.Lam(e.param, x(e.body), steps=e.steps)
-        if isinstance(e, C.App):
-            return C.App(x(e.fn), x(e.arg))
-        if isinstance(e, C.Let):
-            return C.Let(e.name, x(e.rhs), x(e.body))
-        if isinstance(e, C.LetRec):
-            return C.LetRec(e.name, e.param, x(e.fbody), x(e.body))
-        if isinstance(e, C.PairC):
-            return C.PairC(x(e.left), x(e.right))
-        if isinstance(e, C.ParC):
-            return self.par(e)
-        if isinstance(e, C.Fst):
-            return C.Fst(x(e.arg))
-        if isinstance(e, C.Snd):
-            return C.Snd(x(e.arg))
-        if isinstance(e, C.Inl):
-            return C.Inl(x(e.arg))
-        if isinstance(e, C.Inr):
-            return C.Inr(x(e.arg))
-        if isinstance(e, C.Case):
-            return C.Case(x(e.scrut), e.lname, x(e.lbody), e.rname, x(e.rbody))
-        if isinstance(e, C.If):
-            return C.If(x(e.cond), x(e.then), x(e.orelse))
-        if isinstance(e, C.Nil):
-            return C.Nil()
-        if isinstance(e, C.ConsC):
-            return C.ConsC(x(e.head), x(e.tail))
-        if isinstance(e, C.ListCase):
-            return C.ListCase(x(e.scrut), x(e.nil), e.hname, e.tname, x(e.cons))
-        if isinstance(e, C.Op):
-            return self.op(e)
-        if isinstance(e, C.ARRAY_NODES):
-            return self.array(e)
-        raise NotImplementedError(f"the dual-numbers transformation has no rule for {type(e).__name__}")
+    def expr(self, e: C.CExpr) -> C.CExpr:
+        """D[e]: one look-up of the node's class (`_CASES`) rather than a chain of tests, since
+        every stage translates every node of every program it checks."""
+        case = _CASES.get(type(e))
+        if case is None:
+            raise NotImplementedError(f"the dual-numbers transformation has no rule for {type(e).__name__}")
+        return case(self, e)
+
+    def constant(self, e: C.Const) -> C.CExpr:
+        if isinstance(e.value, float):
+            return self.rules.const(self, C.Const(e.value))
+        return C.Const(e.value)
 
     # ---- arrays, element at a time (seed 004 §4.1) ----
     def array(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per node
@@ -203,3 +172,39 @@ class Transformer:
         a, b = self.fresh("a"), self.fresh("b")
         add = self.prim("add", [C.Var(a), C.Var(b)])
         return C.Op("foldl", [C.Lam(a, C.Lam(b, add)), self.rules.const(self, C.Const(0.0)), xs])
+
+
+def _homomorphic() -> dict[type, Callable[[Transformer, Any], C.CExpr]]:
+    """The cases of `Transformer.expr` that translate a construct to itself on translated parts."""
+
+    def x(t: Transformer, e: C.CExpr) -> C.CExpr:
+        return t.expr(e)
+
+    return {
+        C.Var: lambda t, e: C.Var(e.name),
+        C.Lam: lambda t, e: C.Lam(e.param, x(t, e.body), steps=e.steps),
+        C.App: lambda t, e: C.App(x(t, e.fn), x(t, e.arg)),
+        C.Let: lambda t, e: C.Let(e.name, x(t, e.rhs), x(t, e.body)),
+        C.LetRec: lambda t, e: C.LetRec(e.name, e.param, x(t, e.fbody), x(t, e.body)),
+        C.PairC: lambda t, e: C.PairC(x(t, e.left), x(t, e.right)),
+        C.Fst: lambda t, e: C.Fst(x(t, e.arg)),
+        C.Snd: lambda t, e: C.Snd(x(t, e.arg)),
+        C.Inl: lambda t, e: C.Inl(x(t, e.arg)),
+        C.Inr: lambda t, e: C.Inr(x(t, e.arg)),
+        C.Case: lambda t, e: C.Case(x(t, e.scrut), e.lname, x(t, e.lbody), e.rname, x(t, e.rbody)),
+        C.If: lambda t, e: C.If(x(t, e.cond), x(t, e.then), x(t, e.orelse)),
+        C.Nil: lambda t, e: C.Nil(),
+        C.ConsC: lambda t, e: C.ConsC(x(t, e.head), x(t, e.tail)),
+        C.ListCase: lambda t, e: C.ListCase(x(t, e.scrut), x(t, e.nil), e.hname, e.tname, x(t, e.cons)),
+    }
+
+
+#: `Transformer.expr`'s case of each node class; the non-homomorphic ones call the transformer's
+#: methods, so a subclass's `par`, `op` or `array` is the one used.
+_CASES: dict[type, Callable[[Transformer, Any], C.CExpr]] = {
+    **_homomorphic(),
+    C.Const: lambda t, e: t.constant(e),
+    C.ParC: lambda t, e: t.par(e),
+    C.Op: lambda t, e: t.op(e),
+    **{node: (lambda t, e: t.array(e)) for node in C.ARRAY_NODES},
+}
