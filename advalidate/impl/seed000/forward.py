@@ -40,6 +40,9 @@ class ForwardStage(Stage):
     name = "forward"
     section = "Fig. 1b"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
+    # `vjp` runs the program once per input real: compiled once, not once per column (engine
+    # `CompiledOnce`; every per-run state is in the plain `StageRuntime`).
+    compile_once = True
 
     def rules(self) -> ForwardRules:
         return ForwardRules()
