@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,23 +156,62 @@ def run_reference(
 ) -> RunResult:
     """Evaluate with the reference interpreter, recording op count, branch path and margin."""
     check_value(x, prog.input_type, "input")
-    ops: ReferenceOps = reference_ops(numeric, dps)
-    # Derivative operators run on tagged dual numbers over the same (counting) domain.
-    arith = TaggedOps(ops) if prog.uses_derivatives else ops
-    # Compiling recurses as deep as the core program nests (a long list literal is a long let chain).
-    fn = run_deep(lambda: Compiler(numeric_prims(arith), Budget(budget)).compile_program(prog.core))
-    real = _to_domain(numeric)
+    ref = _compiled_reference(prog, numeric, budget, dps)
+    if not ref.lock.acquire(blocking=False):  # busy (another thread): a fresh one of its own
+        ref = _Reference(prog, numeric, budget, dps)
+        ref.lock.acquire()
+    try:
+        ref.start()
+        ops = ref.ops
+        real = _to_domain(numeric)
 
-    def go() -> Any:
-        xi = convert(x, prog.input_type, real, internal=True)
-        return convert(fn(xi), prog.output_type, lambda v: v, internal=False)
+        def go() -> Any:
+            xi = convert(x, prog.input_type, real, internal=True)
+            return convert(ref.fn(xi), prog.output_type, lambda v: v, internal=False)
 
-    if numeric == "mp":
-        with mpmath.workdps(dps):
+        if numeric == "mp":
+            with mpmath.workdps(dps):
+                value = run_deep(go)
+        else:
             value = run_deep(go)
-    else:
-        value = run_deep(go)
-    return RunResult(value, ops.ops, tuple(ops.path), ops.min_margin, ops.min_open_margin, frozenset(ops.exact_ties))
+        ties = frozenset(ops.exact_ties)
+        return RunResult(value, ops.ops, tuple(ops.path), ops.min_margin, ops.min_open_margin, ties)
+    finally:
+        ref.lock.release()
+
+
+class _Reference:
+    """A program compiled for the reference interpreter with one counting domain, reused run after
+    run (`start` clears the counts and the budget): the oracles evaluate the same program a dozen
+    times per check (finite differences at six points and two precisions), and compiling it each
+    time cost as much as running it."""
+
+    def __init__(self, prog: Program, numeric: str, budget: int | None, dps: int) -> None:
+        self.ops: ReferenceOps = reference_ops(numeric, dps)
+        # Derivative operators run on tagged dual numbers over the same (counting) domain.
+        self.arith = TaggedOps(self.ops) if prog.uses_derivatives else self.ops
+        self.budget = Budget(budget)
+        # Compiling recurses as deep as the core program nests (a long list literal is a long let chain).
+        self.fn = run_deep(lambda: Compiler(numeric_prims(self.arith), self.budget).compile_program(prog.core))
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        self.ops.reset()
+        if isinstance(self.arith, TaggedOps):
+            self.arith.depth = 0
+        self.budget.reset()
+
+
+_REFERENCES: weakref.WeakKeyDictionary[Program, dict[tuple, _Reference]] = weakref.WeakKeyDictionary()
+
+
+def _compiled_reference(prog: Program, numeric: str, budget: int | None, dps: int) -> _Reference:
+    per_prog = _REFERENCES.setdefault(prog, {})
+    key = (numeric, budget, dps)
+    ref = per_prog.get(key)
+    if ref is None:
+        ref = per_prog[key] = _Reference(prog, numeric, budget, dps)
+    return ref
 
 
 def evaluate(
