@@ -132,6 +132,14 @@ def signed_random(template: Any, rng: random.Random, scale: Callable[[Any], floa
     return unflatten(template, [rng.choice((-1.0, 1.0)) * rng.uniform(0.5, 2.0) * scale(r) for r in reals])
 
 
+def is_builtin(eng: Any, name: str) -> bool:
+    """Whether `eng` is the built-in engine `name` itself (its class, not a subclass such as a mutant)."""
+    from ..impl import registry
+
+    cls = registry.builtin_class(name)
+    return cls is not None and type(eng) is cls
+
+
 def engine_label(eng: Any) -> str:
     return str(getattr(eng, "name", None) or type(eng).__name__)
 
@@ -227,20 +235,32 @@ class Context:
         return self.runs[label]
 
     def run_builtin(self, name: str, numeric: str) -> EngineRun:
-        """A built-in engine run used as a baseline (cross-engine comparison, float error estimate)."""
+        """A built-in engine run used as a baseline (cross-engine comparison, float error estimate).
+        When the check's engine of that name is the built-in one itself (`is_builtin`) and ran in
+        `numeric`, its run is the baseline's: the same code on the same program, input and cotangent."""
         key = f"builtin:{name}:{numeric}"
         if key not in self.runs:
-            self.runs[key] = self._run(name, self.builtin_engine(name), numeric)
+            own = self.engines.get(name)
+            if own is not None and is_builtin(own, name) and engine_numeric(own, self.numeric) == numeric:
+                self.runs[key] = self.run(name)
+            else:
+                self.runs[key] = self._run(name, self.builtin_engine(name), numeric)
         return self.runs[key]
 
     def builtin_engine(self, name: str) -> Any:
         """The built-in engine `name`, one instance per check: an engine translates a program once
-        per instance (`Stage.target`), and the baselines run it in float, in mp and at REF_DPS."""
+        per instance (`Stage.target`), and the baselines run it in float, in mp and at REF_DPS. The
+        check's own engine of that name when it is the built-in one (`is_builtin`); never another
+        engine of the check's, which may be the one under test."""
         memo = self.__dict__.setdefault("_builtin_engines", {})
         if name not in memo:
-            from ..impl import engine
+            own = self.engines.get(name)
+            if own is not None and is_builtin(own, name):
+                memo[name] = own
+            else:
+                from ..impl import engine
 
-            memo[name] = engine(name)  # never an instance of the check's: that may be the one under test
+                memo[name] = engine(name)
         return memo[name]
 
     def _run(self, label: str, eng: Any, requested: str | None) -> EngineRun:

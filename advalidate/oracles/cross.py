@@ -11,20 +11,11 @@ vote.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .base import Oracle
-from .context import Context, EngineRun
+from .context import Context, EngineRun, is_builtin
 from .verdict import Verdict
 
 BASELINES = ("tape", "mutable")
-
-
-def _is_builtin(eng: Any, name: str) -> bool:
-    from ..impl import registry
-
-    cls = registry.builtin_class(name)
-    return cls is not None and type(eng) is cls
 
 
 def _exact(run: EngineRun) -> tuple:
@@ -48,7 +39,7 @@ class CrossOracle(Oracle):
         out = []
         covered = set()
         for label, eng in ctx.engines.items():
-            is_baseline = label in BASELINES and _is_builtin(eng, label)
+            is_baseline = label in BASELINES and is_builtin(eng, label)
             if is_baseline:
                 covered.add(label)
             if label != run.label:
