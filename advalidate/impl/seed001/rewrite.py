@@ -15,14 +15,34 @@ class Declined(NotImplementedError):
 
 def map_children(e: C.CExpr, fn: Callable[[C.CExpr], C.CExpr]) -> C.CExpr:
     """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing)."""
-    changes: dict[str, object] = {}
-    for f in fields(e):
-        v = getattr(e, f.name)
+    cls = type(e)
+    names = _field_names(cls)
+    values = []
+    changed = False
+    for name in names:
+        v = getattr(e, name)
         if isinstance(v, C.CExpr):
-            changes[f.name] = fn(v)
-        elif isinstance(v, list) and v and isinstance(v[0], C.CExpr):
-            changes[f.name] = [fn(a) for a in v]
-    return replace(e, **changes) if changes else e
+            v, changed = fn(v), True
+        elif type(v) is list and v and isinstance(v[0], C.CExpr):
+            v, changed = [fn(a) for a in v], True
+        values.append(v)
+    if not changed:
+        return e
+    out = object.__new__(cls)  # `dataclasses.replace` without its per-call field inspection
+    for name, v in zip(names, values, strict=True):
+        object.__setattr__(out, name, v)
+    return out
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The fields of a core node class (the passes rewrite every node of every nested program)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 def rename(e: C.CExpr, names: dict[str, str], fresh: Callable[[str], str], who: str) -> C.CExpr:
