@@ -155,6 +155,30 @@ class Compiler:
     def __init__(self, prims: Mapping[str, Callable], budget: Budget) -> None:
         self.prims = prims
         self.budget = budget
+        # The compiling method of each core node class, bound (so a subclass's override, e.g.
+        # `array` or `let_chain`, is the one used): `expr` makes one look-up per node.
+        self.cases: dict[type, Callable[[Any, _Scope], Code]] = {
+            C.Var: self.var,
+            C.Const: self.const_node,
+            C.Lam: self.lam_node,
+            C.App: self.app,
+            C.Let: self.let_chain,
+            C.LetRec: self.letrec,
+            C.PairC: self.pair,
+            C.ParC: self.pair,
+            C.Fst: self.fst,
+            C.Snd: self.snd,
+            C.Inl: self.inl,
+            C.Inr: self.inr,
+            C.Case: self.case,
+            C.If: self.if_,
+            C.Nil: self.nil,
+            C.ConsC: self.cons,
+            C.ListCase: self.list_case,
+            C.Op: self.op,
+            C.Deriv: self.deriv,
+            **dict.fromkeys(C.ARRAY_NODES, self.array),
+        }
 
     def compile_program(self, e: C.CExpr) -> Callable[[Any], Any]:
         """A closed expression of function type, compiled to a Python callable."""
@@ -169,12 +193,24 @@ class Compiler:
         return run
 
     def expr(self, e: C.CExpr, s: _Scope) -> Code:
-        """The code of one node: one look-up of its class (`_CASES`) instead of a chain of
+        """The code of one node: one look-up of its class (`cases`) instead of a chain of
         `isinstance` tests, since compiling a translated program visits every node of it."""
-        case = _CASES.get(type(e))
+        case = self.cases.get(type(e))
         if case is None:
             return self.compile_extra(e, s)
-        return case(self, e, s)
+        return case(e, s)
+
+    def var(self, e: C.Var, s: _Scope) -> Code:
+        return _access(*s.lookup(e.name))
+
+    def const_node(self, e: C.Const, s: _Scope) -> Code:
+        return self.constant(e)
+
+    def lam_node(self, e: C.Lam, s: _Scope) -> Code:
+        return self.lam(e.param, e.body, s, e.steps)
+
+    def nil(self, e: C.Nil, s: _Scope) -> Code:
+        return lambda f: None
 
     def app(self, e: C.App, s: _Scope) -> Code:
         fn, arg = self.expr(e.fn, s), self.expr(e.arg, s)
@@ -445,32 +481,6 @@ class Compiler:
             a, b, c, d = args
             return lambda f: fn(a(f), b(f), c(f), d(f))
         return lambda f: fn(*[a(f) for a in args])
-
-
-#: The compiling method of each core node class (`Compiler.expr`); each entry calls the method on
-#: the compiler, so a subclass's override (`array`, `let_chain`, ...) is the one used.
-_CASES: dict[type, Callable[[Compiler, Any, _Scope], Code]] = {
-    C.Var: lambda c, e, s: _access(*s.lookup(e.name)),
-    C.Const: lambda c, e, s: c.constant(e),
-    C.Lam: lambda c, e, s: c.lam(e.param, e.body, s, e.steps),
-    C.App: lambda c, e, s: c.app(e, s),
-    C.Let: lambda c, e, s: c.let_chain(e, s),
-    C.LetRec: lambda c, e, s: c.letrec(e, s),
-    C.PairC: lambda c, e, s: c.pair(e, s),
-    C.ParC: lambda c, e, s: c.pair(e, s),
-    C.Fst: lambda c, e, s: c.fst(e, s),
-    C.Snd: lambda c, e, s: c.snd(e, s),
-    C.Inl: lambda c, e, s: c.inl(e, s),
-    C.Inr: lambda c, e, s: c.inr(e, s),
-    C.Case: lambda c, e, s: c.case(e, s),
-    C.If: lambda c, e, s: c.if_(e, s),
-    C.Nil: lambda c, e, s: lambda f: None,
-    C.ConsC: lambda c, e, s: c.cons(e, s),
-    C.ListCase: lambda c, e, s: c.list_case(e, s),
-    C.Op: lambda c, e, s: c.op(e, s),
-    C.Deriv: lambda c, e, s: c.deriv(e, s),
-    **{node: (lambda c, e, s: c.array(e, s)) for node in C.ARRAY_NODES},
-}
 
 
 # ---- the list built-ins, shared by every runtime (lists are cons cells, nil is None) ----------
