@@ -73,7 +73,7 @@ def projections(ctx: Context, x: Any) -> list | None:
     out = []
     try:
         for dx in (ctx.v, second_direction(ctx)):
-            jv = jvp_at(ctx.prog, x, dx)
+            jv = jvp_at(ctx.prog, x, dx, ctx.builtin_engine("forward"))
             with mpmath.workdps(T.REF_DPS):
                 out.append(mpmath.fsum(a * b for a, b in zip(dy, jv, strict=True)))
     except (EvalError, ArithmeticError, ValueError, TypeError):

@@ -18,19 +18,20 @@ from .context import Context
 
 
 def reference_jvp(ctx: Context, dx: Any) -> list:
-    """J dx (flat, mp) at the check's input: `jvp_at`."""
-    return jvp_at(ctx.prog, ctx.x, dx)
+    """J dx (flat, mp) at the check's input: `jvp_at`, with the check's built-in forward engine
+    (`Context.builtin_engine`: its translation and compiled code serve every column)."""
+    return jvp_at(ctx.prog, ctx.x, dx, ctx.builtin_engine("forward"))
 
 
-def jvp_at(prog: Program, x: Any, dx: Any) -> list:
-    """J dx (flat, mp) at x from the built-in forward mode at MP_DPS digits (tagged forward mode for
-    programs with derivative operators)."""
+def jvp_at(prog: Program, x: Any, dx: Any, stage: Any = None) -> list:
+    """J dx (flat, mp) at x from the built-in forward mode at MP_DPS digits (`stage`, a
+    `ForwardStage`, or a fresh one), or tagged forward mode for programs with derivative operators."""
     from ..impl.seed000.forward import ForwardStage
 
     if prog.uses_derivatives:
         return [T.to_mp(t) for t in tagged_jvp(prog, x, dx, TaggedOps(reference_ops("mp", T.MP_DPS)))]
     with mpmath.workdps(T.MP_DPS):
-        _, ty = ForwardStage().jvp(prog, x, dx, numeric="mp", dps=T.MP_DPS)
+        _, ty = (stage or ForwardStage()).jvp(prog, x, dx, numeric="mp", dps=T.MP_DPS)
     return [T.to_mp(t) for t in flatten(ty)]
 
 
