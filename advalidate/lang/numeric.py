@@ -213,6 +213,12 @@ class FloatOps(ReferenceOps):
         return v
 
 
+#: The bounds of `MpOps` as mp numbers (exact: both are floats), so that checking every result does
+#: not convert a float each time.
+_MP_HUGE = mpmath.mpf(1e300)
+_MP_EXP_MAX = mpmath.mpf(690)
+
+
 class MpOps(ReferenceOps):
     """mpmath at `dps` decimal digits; callers run under `mpmath.workdps(ops.dps)`.
 
@@ -230,12 +236,12 @@ class MpOps(ReferenceOps):
         return mpmath.mpf(r)
 
     def _ok(self, v: Any, what: str) -> Any:
-        if not mpmath.isfinite(v) or abs(v) > 1e300:
+        if not mpmath.isfinite(v) or abs(v) > _MP_HUGE:
             raise DomainError(f"{what} gave a result out of range ({mpmath.nstr(v, 8)})")
         return v
 
     def exp(self, a: Any) -> Any:
-        if a > 690:
+        if a > _MP_EXP_MAX:
             raise DomainError(f"exp({mpmath.nstr(a, 8)}) overflows")
         return super().exp(a)
 
