@@ -129,11 +129,20 @@ def verdict_dict(v: Any) -> dict[str, Any]:
 
 
 def judge(prog: Any, x: Any, engines: list[Any], oracles: list[str] | None, seed: int) -> list[dict[str, Any]]:
-    """Every verdict of one check, as JSON-ready dicts."""
+    """Every verdict of one check, as JSON-ready dicts: a failure in full (`verdict_dict`), any other
+    with its engine, oracle, status and detail only, all that a campaign keeps of it (formatting the
+    numbers of the thousands of passing verdicts of a campaign cost more than some oracles)."""
     from ..oracles import check
 
     res = check(prog, x, engines=engines, oracles=oracles, seed=seed)
-    return [verdict_dict(v) for v in res.verdicts]
+    return [verdict_dict(v) if getattr(v, "status", None) == "fail" else brief_verdict(v) for v in res.verdicts]
+
+
+def brief_verdict(v: Any) -> dict[str, Any]:
+    """The engine, oracle, status and detail of a verdict."""
+    out = {k: getattr(v, k, None) for k in ("oracle", "status", "detail")}
+    out["engine"] = str(getattr(v, "engine", None))
+    return out
 
 
 #: What the check says of an engine that did not take the program (oracles.context `EngineRun` status
