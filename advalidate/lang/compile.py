@@ -228,18 +228,18 @@ class Compiler:
         return letrec
 
     def fst(self, e: C.Fst, s: _Scope) -> Code:
-        i = _local_slot(e.arg, s)
-        if i is not None:
-            return lambda f: f[i][0]
-        a = self.expr(e.arg, s)
-        return lambda f: a(f)[0]
+        return self.component(e.arg, s, 0)
 
     def snd(self, e: C.Snd, s: _Scope) -> Code:
-        i = _local_slot(e.arg, s)
+        return self.component(e.arg, s, 1)
+
+    def component(self, pair: C.CExpr, s: _Scope, k: int) -> Code:
+        """`fst` (k = 0) or `snd` (k = 1) of `pair`, read straight from its slot when it is a local."""
+        i = _local_slot(pair, s)
         if i is not None:
-            return lambda f: f[i][1]
-        a = self.expr(e.arg, s)
-        return lambda f: a(f)[1]
+            return lambda f: f[i][k]
+        a = self.expr(pair, s)
+        return lambda f: a(f)[k]
 
     def inl(self, e: C.Inl, s: _Scope) -> Code:
         a = self.expr(e.arg, s)
