@@ -324,6 +324,10 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
         _send(conn, ("fatal", f"{type(exc).__name__}: {exc}"))
         return
     by_name = {engine_label(e): e for e in engines}
+    for e in engines:  # what an engine does once per worker process (docs/plugins.md: `worker_setup`)
+        setup = getattr(e, "worker_setup", None)
+        if callable(setup):
+            setup()
     if cfg.memory_limit:
         try:
             limit_memory(cfg.memory_limit, engines)

@@ -1,0 +1,57 @@
+"""JAX's persistent compilation cache for campaign workers.
+
+Running a program eagerly, JAX compiles one XLA executable per primitive and shape it meets (and
+`jax.vjp` / `jax.jvp` their linearisations): a worker's in-memory cache fills slowly because
+generated programs keep meeting new shapes, and compiling took most of a `jax` campaign's CPU time
+(about 60%, issue #22's throughput goal). With the on-disk cache, a shape compiled once, by any
+worker of any campaign, is loaded instead (about a quarter of the cost). The executables are those
+XLA compiles anyway (JAX keys them by the computation, the compile options, the backend and the
+JAX version), so what is checked does not change.
+
+A campaign worker turns it on (`worker_setup` of the `jax` engines) in
+`$ADVALIDATE_JAX_CACHE`, else `$XDG_CACHE_HOME/advalidate/jax` (`~/.cache/advalidate/jax`), bounded
+to `MAX_BYTES` (least recently used entries go first); `ADVALIDATE_JAX_CACHE=off` leaves it off,
+and a cache directory the user configured for JAX is used as it is. The cache is the user's own,
+never a campaign or finding directory: its entries are machine code JAX runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+
+ENV = "ADVALIDATE_JAX_CACHE"
+OFF = ("0", "off", "no", "false")
+MAX_BYTES = 512 * 2**20
+
+
+def cache_dir() -> str | None:
+    """Where the cache goes (None: turned off by `ADVALIDATE_JAX_CACHE`)."""
+    setting = os.environ.get(ENV, "").strip()
+    if setting.lower() in OFF:
+        return None
+    if setting:
+        return os.path.abspath(os.path.expanduser(setting))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "advalidate", "jax")
+
+
+def enable_compilation_cache() -> str | None:
+    """Turn JAX's persistent compilation cache on for this process (every executable, however quick
+    to compile: a campaign's are all small); the directory used, or None when it stays off."""
+    own = jax.config.jax_compilation_cache_dir
+    if own:
+        return str(own)
+    path = cache_dir()
+    if path is None:
+        return None
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        return None  # an unwritable home: compile as before
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
+    return path

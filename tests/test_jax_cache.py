@@ -1,0 +1,36 @@
+"""Where campaign workers keep JAX's persistent compilation cache (`adapters/jax_cache.py`)."""
+
+import os
+
+import pytest
+
+pytest.importorskip("jax")
+
+from advalidate.impl.adapters import jax_cache  # noqa: E402
+
+
+def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("ADVALIDATE_JAX_CACHE", str(tmp_path / "c"))
+    assert jax_cache.cache_dir() == str(tmp_path / "c")
+    for off in ("off", "0", "No", "false"):
+        monkeypatch.setenv("ADVALIDATE_JAX_CACHE", off)
+        assert jax_cache.cache_dir() is None
+    monkeypatch.delenv("ADVALIDATE_JAX_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert jax_cache.cache_dir() == os.path.join(str(tmp_path / "xdg"), "advalidate", "jax")
+
+
+def test_turned_off_it_leaves_jax_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jax
+
+    if jax.config.jax_compilation_cache_dir:
+        pytest.skip("this process already has a compilation cache")
+    monkeypatch.setenv("ADVALIDATE_JAX_CACHE", "off")
+    assert jax_cache.enable_compilation_cache() is None
+    assert not jax.config.jax_compilation_cache_dir
+
+
+def test_the_jax_engine_sets_it_up_per_worker() -> None:
+    from advalidate.impl import engine
+
+    assert callable(getattr(engine("jax"), "worker_setup", None))
