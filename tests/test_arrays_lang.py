@@ -84,6 +84,11 @@ PROGRAMS = [
     (r"\(a : Array [3, 2] R) -> scatter [] a (\[i] -> [])", "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]"),
     (r"\(a : Array [3, 2] R) -> scatterMax [] a (\[i] -> [])", "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]"),
     (r"\(a : Array [3] R) -> scatter [] a (\[i] -> [])", "[| 1.0, 4.0, 3.0 |]"),
+    # a prefix `tr` (seed 004 Fig. 8) inside a build: the bulk form permutes behind the batch dimension
+    (
+        r"\(a : Array [2, 2, 3] R) -> build1 3 (\i -> sin (tr [1, 0] (a ! [mod i 2])) + tr [1, 0] (tr [1, 0] a ! [1]))",
+        "[| [| [| 1.0, 2.0, 3.0 |], [| 4.0, 5.0, 6.0 |] |], [| [| 7.0, 8.0, 9.0 |], [| 0.5, 1.5, 2.5 |] |] |]",
+    ),
 ]
 
 
@@ -108,6 +113,8 @@ def test_bulk_evaluation_is_the_element_loop(src, value, numeric, monkeypatch):
         (r"\(a : Array [3] R) -> a ! [0, 1]", "2 indices into an array of rank 1"),
         (r"\(a : Array [2, 3] R) -> reshape [4] a", "`reshape` from shape [2, 3] (6 elements) to [4]"),
         (r"\(a : Array [2, 3] R) -> tr [0, 0] a", "is not a permutation"),
+        (r"\(a : Array [2, 3, 4] R) -> tr [0, 2] a", "`tr [0, 2]` is not a permutation of 0..1"),
+        (r"\(a : Array [2, 3] R) -> tr [2, 0, 1] a", "permutes 3 dimensions, but shape [2, 3] has only 2"),
         (r"\(a : Array [0] R) -> maxOuter a", "empty outer dimension"),
         (r"\a -> sumOuter a", "the shape of the argument of `sumOuter` must be known here"),
         (r"\(a : Array [3] Z) -> a / a", "should have type a real"),

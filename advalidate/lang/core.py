@@ -31,7 +31,23 @@ from typing import Any
 
 from . import ast as A
 from . import specials
-from .types import BOOL, UNIT, Array, Arrow, List, Pair, R, Sum, Type, Z, elem_kind, is_bool, prune, shape_of
+from .types import (
+    BOOL,
+    UNIT,
+    Array,
+    Arrow,
+    List,
+    Pair,
+    R,
+    Sum,
+    Type,
+    Z,
+    elem_kind,
+    full_permutation,
+    is_bool,
+    prune,
+    shape_of,
+)
 
 REAL_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.UNARY)
 REAL_BINARY = ("add", "sub", "mul", "div", *specials.BINARY)
@@ -488,7 +504,10 @@ class Desugarer:
             for n, a in zip(reversed(names), reversed(args), strict=True):
                 out = Let(n, a, out, ty=ty)
             return out
-        return ArrOp(e.name, args, tuple(e.static), shape, kind, ty=ty)
+        static = tuple(e.static)
+        if e.name == "tr":  # a prefix permutation is the full one (seed 004 Fig. 8): one rule per engine
+            static = full_permutation(static, len(shape))
+        return ArrOp(e.name, args, static, shape, kind, ty=ty)
 
     def _index_param(self, p: str, env: dict[str, str]) -> str:
         name = self.fresh("i" if p == "_" else p)

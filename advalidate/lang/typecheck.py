@@ -37,6 +37,7 @@ from .types import (
     Z,
     any_part,
     array_type,
+    full_permutation,
     is_bool,
     is_diff_type,
     prune,
@@ -500,12 +501,19 @@ class _Checker:
             return array_type(sh[1:], elem)
         if name == "replicate":
             return array_type((e.static[0], *sh), elem)
-        if name == "tr":
-            if sorted(e.static) != list(range(len(sh))):
+        if name == "tr":  # seed 004 Fig. 8: a permutation of the outer m <= n dimensions, the rest kept
+            m = len(e.static)
+            if m > len(sh):
                 raise self.fail(
-                    e, f"`tr {_shape(e.static)}` is not a permutation of the {len(sh)} dimensions of shape {_shape(sh)}"
+                    e, f"`tr {_shape(e.static)}` permutes {m} dimensions, but shape {_shape(sh)} has only {len(sh)}"
                 )
-            return array_type(tuple(sh[p] for p in e.static), elem)
+            if sorted(e.static) != list(range(m)):
+                raise self.fail(
+                    e,
+                    f"`tr {_shape(e.static)}` is not a permutation of 0..{m - 1} (the outer {m} dimensions "
+                    f"of shape {_shape(sh)})",
+                )
+            return array_type(tuple(sh[p] for p in full_permutation(e.static, len(sh))), elem)
         assert name == "reshape"
         if math.prod(e.static) != math.prod(sh):
             raise self.fail(

@@ -101,6 +101,21 @@ def array_type(shape: tuple[int, ...] | list[int], elem: Type) -> Type:
     return Array(shape, elem) if shape else elem
 
 
+def full_permutation(perm: tuple[int, ...] | list[int], rank: int) -> tuple[int, ...]:
+    """The permutation of all `rank` dimensions that `tr perm` is (seed 004 §3, Fig. 8): `perm`
+    permutes the outer m = len(perm) <= rank dimensions and the rest are kept, i.e. `perm` extended
+    by the identity. The core form and every engine work on this full permutation."""
+    return tuple(perm) + tuple(range(len(perm), rank))
+
+
+def prefix_form(perm: tuple[int, ...] | list[int]) -> list[int]:
+    """The shortest prefix permutation that is `perm` (its trailing fixed points dropped, one kept)."""
+    m = len(perm)
+    while m > 1 and perm[m - 1] == m - 1:
+        m -= 1
+    return list(perm[:m])
+
+
 def shape_of(t: Type) -> tuple[tuple[int, ...], Type]:
     """(shape, element type) of an array type or of a scalar type (shape ())."""
     t = prune(t)
