@@ -8,9 +8,10 @@
   the index parameters of `build` / `gather` / `scatter` in scope (type Z), so every generic
   reduction (a child in place, a variable in scope, a literal, let inlining) applies there too.
 - *Local candidates* (`node_candidates`), type-preserving: an array-typed subterm replaced by a
-  constant fill `replicate k1 (replicate k2 1.0)`; the index function of a gather / scatter /
-  scatterMax replaced by the identity (its parameters in order, 0 for the rest) or by constants 0;
-  an index `t ! [..]` by zeros.
+  constant fill `replicate k1 (replicate k2 1.0)`; a `tr` that fixes its inner dimensions written as
+  the prefix permutation of the outer ones it moves (seed 004 Fig. 8: `tr [1, 0, 2]` is
+  `tr [1, 0]`); the index function of a gather / scatter / scatterMax replaced by the identity (its
+  parameters in order, 0 for the rest) or by constants 0; an index `t ! [..]` by zeros.
 - *Global candidates* (`input_type_candidates`), which change the program's types and its input
   together: **shrink an extent** `k` to `1`, `2`, `k / 2` or `k - 1` everywhere it occurs (build,
   gather and scatter shapes, replicate counts, reshape shapes, array literals, type annotations)
@@ -19,7 +20,7 @@
   that dimension).
 - *Simpler inputs* (`input_candidates`): array elements rounded to one decimal or set to 1.0 (all
   at once, then one at a time on small arrays); integer arrays (index data) towards 0.
-- *Measure* (`static_complexity`): static sizes count as literal complexity, so a smaller shape
+- *Measure* (`static_complexity`): static sizes (and a `tr`'s length) count as literal complexity, so a smaller shape
   inside the program is progress even when the input does not change.
 
 Every candidate is re-type-checked by the reducer (`program_of_module`), must be well-behaved at
@@ -37,7 +38,7 @@ import numpy as np
 
 from ..lang import ast as A
 from ..lang.types import Array as ArrayT
-from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Z, array_type, prune
+from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Z, array_type, prefix_form, prune
 from ..lang.values import Inl, Inr, replace_part
 from .syntax import clone, main_binder
 
@@ -116,6 +117,8 @@ def static_complexity(e: A.Node) -> int:
         return sum(e.shape)
     if isinstance(e, A.ArrayPrim) and e.name in ("replicate", "reshape"):
         return sum(e.static)
+    if isinstance(e, A.ArrayPrim) and e.name == "tr":
+        return len(e.static)
     return 0
 
 
@@ -144,6 +147,8 @@ def node_candidates(m: A.Module, pos: Any, replace_at: Callable[[A.Module, Any, 
         for new in (ident, zeros):
             if new != e.idxs and sum(map(A.node_count, new)) <= sum(map(A.node_count, e.idxs)):
                 yield replace_at(m, path, A.Gather(e.kind, list(e.shape), e.arr, list(e.params), new))
+    if isinstance(e, A.ArrayPrim) and e.name == "tr" and len(prefix_form(e.static)) < len(e.static):
+        yield replace_at(m, path, A.ArrayPrim("tr", prefix_form(e.static), list(e.args)))
     if isinstance(e, A.Index) and any(not isinstance(i, A.IntLit) for i in e.idxs):
         yield replace_at(m, path, A.Index(e.arr, [A.IntLit(0) for _ in e.idxs]))
 

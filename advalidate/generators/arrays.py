@@ -49,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lang import ast as A
-from ..lang.types import BOOL, Array, Arrow, Int, Pair, R, Real, Type, Z, array_type
+from ..lang.types import BOOL, Array, Arrow, Int, Pair, R, Real, Type, Z, array_type, prefix_form
 from .choosers import Chooser
 from .rules import (
     EXP_ARG_MAX,
@@ -250,7 +250,7 @@ class ArrayGen(SpecialGen):
         if "special" in f:
             opts.append((4, self.r_special))
         if len(sh) >= 2:
-            opts.append((7 if len(sh) == 2 else 24, self.a_tr))
+            opts.append((7 if len(sh) == 2 else 32, self.a_tr))
         if 1 <= sh[0] <= 4:
             opts.append((2, self.a_lit))
         if "cond" in f and size >= 4:
@@ -304,7 +304,7 @@ class ArrayGen(SpecialGen):
         src = A.Var(v.name)
         if how == "tr":
             perm = self.perm_onto(v.ty.shape, sh)
-            return G(A.ArrayPrim("tr", perm, [src]), v.b, v.dep)
+            return G(A.ArrayPrim("tr", self.written(perm), [src]), v.b, v.dep)
         if how == "reshape":
             return G(A.ArrayPrim("reshape", list(sh), [src]), v.b, v.dep)
         pre = v.ty.shape[: len(v.ty.shape) - len(sh)]
@@ -570,11 +570,12 @@ class ArrayGen(SpecialGen):
         return G(A.BinOp("/", a.e, den), a.b, a.dep or b.dep)
 
     def rank3_perm(self) -> list[int]:
-        """A permutation of three dimensions: a 3-cycle half of the time (its inverse is another
-        permutation, unlike a swap's), a swap otherwise."""
-        if self.ch.flip(1, 2):
+        """A permutation of three dimensions: a 3-cycle 3/5 of the time (its inverse is another
+        permutation, unlike a swap's), a swap otherwise, of the outer two half of those times (a
+        prefix permutation when `written` so)."""
+        if self.ch.flip(3, 5):
             return [[1, 2, 0], [2, 0, 1]][self.ch.below(2)]
-        return [[1, 0, 2], [0, 2, 1], [2, 1, 0]][self.ch.below(3)]
+        return [[1, 0, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]][self.ch.below(4)]
 
     def perm_onto(self, src: tuple[int, ...], dst: tuple[int, ...]) -> list[int]:
         """A permutation p with src[p[d]] = dst[d] (src a rearrangement of dst), random among ties."""
@@ -604,19 +605,41 @@ class ArrayGen(SpecialGen):
             src, perm = self.from_var(v), self.perm_onto(v.ty.shape, sh)
             if len(sh) == 3 and len(set(sh)) == 1:
                 perm = self.rank3_perm()  # a cube: any permutation fits, so draw its class
+            elif v.ty.shape == sh and sh[0] == sh[1] and self.ch.flip(1, 2):
+                perm = self.outer_swap(len(sh))
         else:
             order = list(range(len(sh)))
             while order == sorted(order):
                 order = [order[i] for i in self.shuffle(len(order))]
             if len(sh) == 3:
                 order = self.rank3_perm()
+            if len(sh) >= 4 and self.ch.flip(1, 3):
+                order = self.outer_perm(len(sh))
+            if len(sh) >= 3 and sh[0] == sh[1] and self.ch.flip(1, 3):
+                order = self.outer_swap(len(sh))  # on equal outer extents: a cube's swap
             # result dimension d is source dimension perm[d]: the source has sh[d] at perm[d]
             perm = order
             src_shape = [0] * len(sh)
             for d, p in enumerate(perm):
                 src_shape[p] = sh[d]
             src = self.gen(Array(tuple(src_shape), R), size - 1, env)
-        return G(A.ArrayPrim("tr", perm, [src.e]), src.b, src.dep)
+        return G(A.ArrayPrim("tr", self.written(perm), [src.e]), src.b, src.dep)
+
+    def outer_perm(self, n: int) -> list[int]:
+        """A permutation of the outer m < n dimensions (a swap or a 3-cycle), the rest fixed."""
+        m = 2 + self.ch.below(min(2, n - 2))
+        return self.outer_swap(n) if m == 2 else self.rank3_perm() + list(range(3, n))
+
+    @staticmethod
+    def outer_swap(n: int) -> list[int]:
+        """The swap of the outer two of n dimensions (seed 004 §3.1's `transpose`)."""
+        return [1, 0, *range(2, n)]
+
+    def written(self, perm: list[int]) -> list[int]:
+        """`perm` as a prefix permutation 3 times in 4 where it fixes the inner dimensions: seed 004's
+        typing rule (Fig. 8) lets `tr` name only the outer m dimensions it permutes, the rest kept."""
+        short = prefix_form(perm)
+        return short if len(short) < len(perm) and self.ch.flip(3, 4) else perm
 
     def shuffle(self, n: int) -> list[int]:
         rest, out = list(range(n)), []

@@ -29,7 +29,7 @@ CASE_SHARE = 0.01  # every case of CASES in at least 1% of the array programs
 CASES: dict[str, tuple[str, ...]] = {
     "rank": ("1", "2", "3", "4"),
     "zero extent": ("array",),
-    "tr": ("swap cube", "swap non-cube", "3-cycle cube", "3-cycle non-cube", "prefix"),
+    "tr": ("swap cube", "swap non-cube", "3-cycle cube", "3-cycle non-cube", "prefix cube", "prefix non-cube"),
     "reshape": ("split", "merge"),
     "gather": ("repeated", "out of range low", "out of range high", "permutation"),
     "scatter": ("repeated", "out of range low", "out of range high", "permutation"),
@@ -75,18 +75,6 @@ def array_cases(prog: Program, x: Any = None) -> set[tuple[str, str]]:
     return out
 
 
-def prefix_tr_supported() -> bool:
-    """Whether the language takes a `tr` of the outer m < rank dimensions (seed 004's typing rule)."""
-    from ..lang.errors import AdvError
-    from ..lang.program import parse
-
-    try:
-        parse(r"\(a : Array [2, 3, 4] R) -> tr [1, 0] a")
-    except AdvError:
-        return False
-    return True
-
-
 def _type_shapes(t: Type, out: set[tuple[str, str]]) -> None:
     def visit(u: Type) -> bool:
         if isinstance(u, Array):
@@ -106,11 +94,11 @@ def _shape_cases(shape: tuple[int, ...], out: set[tuple[str, str]]) -> None:
 def _tr_case(perm: list[int], src: tuple[int, ...], out: set[tuple[str, str]]) -> None:
     """The permutation's class: one swap, one 3-cycle (the rest fixed), or a prefix permutation (of
     the outer m < rank dimensions, seed 004's typing rule); on a cube (all moved extents equal, >= 2)."""
-    if len(perm) < len(src):
-        out.add(("tr", "prefix"))
     moved = [d for d, p in enumerate(perm) if p != d]
     cube = len({src[d] for d in moved}) == 1 and src[moved[0]] >= 2 if moved else False
     where = "cube" if cube else "non-cube"
+    if len(perm) < len(src):
+        out.add(("tr", f"prefix {where}"))
     cycles = _cycle_lengths(perm)
     if cycles == [2]:
         out.add(("tr", f"swap {where}"))

@@ -34,7 +34,7 @@ from .analysis import (
     nest_depth,
 )
 from .behaved import reason_kind, well_behaved
-from .cases import CASE_SHARE, CASES, array_cases, prefix_tr_supported
+from .cases import CASE_SHARE, CASES, array_cases
 from .seeded import generate
 
 REQUIRED_SHARE = 0.02  # every construct of CONSTRUCTS should occur in at least 2% of programs
@@ -86,10 +86,8 @@ class GenStats:
         return self.cases.get((construct, case), 0) / max(1, self.array_programs)
 
     def missing_cases(self, share: float = CASE_SHARE) -> list[tuple[str, str]]:
-        """The cases of CASES below `share` of the array programs (a prefix `tr` only where the
-        language has it)."""
-        out = [(c, k) for c, ks in CASES.items() for k in ks if self.case_share(c, k) < share]
-        return [ck for ck in out if ck != ("tr", "prefix") or prefix_tr_supported()]
+        """The cases of CASES below `share` of the array programs."""
+        return [(c, k) for c, ks in CASES.items() for k in ks if self.case_share(c, k) < share]
 
     def map_share(self, prop: str) -> float:
         """Share of the gather / scatter index functions with a property (`repeated`, ...)."""
@@ -191,8 +189,6 @@ def format_stats(st: GenStats) -> str:
             cells = []
             for case in cases:
                 mark = "*" if (construct, case) in missing else " "
-                if (construct, case) == ("tr", "prefix") and not prefix_tr_supported():
-                    mark = "-"  # not in the language (yet)
                 cells.append(f"{case} {100 * st.case_share(construct, case):.1f}%{mark}")
             lines.append(f"  {construct:<12} " + "  ".join(cells))
     if st.nested_programs:
