@@ -69,6 +69,6 @@ def test_summary_says_the_mix_and_the_true_accepted_share(tmp_path: Path) -> Non
     assert s["array_programs"] == s["programs"] == 40
     acc = s["accepted"]["compiled"]
     counts = s["by_engine_oracle"]["compiled"]["fd"]
-    # what compiled declines (a run-time `if`, scatterMax) is not applicable, and not accepted
+    # what compiled declines (a run-time `if`) is not applicable, and not accepted
     assert acc["programs"] - acc["accepted"] == counts["not_applicable"]
     assert counts["inconclusive"] < acc["programs"] - acc["accepted"] or counts["not_applicable"] == 0

@@ -19,10 +19,20 @@ run on the reference interpreter's primitives, builds in bulk, contractions in o
 (`contract.ContractingCompiler`); `primal_elem_ops` and `reverse_elem_ops` are their counts (the
 primal's is the bot's: the element operations of the program that is differentiated).
 
+The selections `maxOuter` / `minOuter` / `scatterMax` are differentiated through their arg-max,
+computed by the gradient program itself (lets of the reverse part, so the primal is unchanged): for
+`maxOuter x` (x : Array [n, sh] R) the winning row per element is
+`w = minOuter (cond (x >= replicate n y) iota (replicate n (.. n)))`, iota's element its row, so w
+is the *first* row holding the maximum (docs/language.md's tie rule: exact, since y is one of x's
+values); its Delta is that of `gather sh x (\\js -> [w ! js, js])`, whose transpose scatters the
+cotangent to the winners (`minOuter` with `<=`). `scatterMax sh x f` is `scatter` of the winners'
+values alone, so its Delta is `Scatter (Select win dx 0)`: a source wins when it equals the maximum
+at its target and no earlier source (row-major) does, which is
+`win = -iota == gather (scatterMax sh (cond (x >= gather y f) (-iota) (-size)) f) f`, iota the flat
+source position. `advalidate show --engine compiled` prints both.
+
 What has no symbolic derivative here is declined with `NotImplementedError`: control flow on
-values known only at run time (`if` on a comparison of reals, recursion), lists and sums, and
-`maxOuter` / `minOuter` / `scatterMax`, whose derivative picks the arg-max, which the core
-language cannot express.
+values known only at run time (`if` on a comparison of reals, recursion), lists and sums.
 """
 
 from __future__ import annotations
@@ -220,10 +230,10 @@ class Stager:
             if isinstance(e, C.Gather):
                 y = self.emit(A.Gather("gather", list(shape[: len(params)]), x.expr, params, idxs), ty)
                 return y if not real else (y, self.linear(d, "Gather", (tuple(params), tuple(idxs), src), shape))
-            if e.combine != "add":
-                raise Declined("`compiled` has no symbolic derivative for `scatterMax` (its arg-max)")
             sh = list(shape[: len(idxs)])
-            y = self.emit(A.Gather("scatter", sh, x.expr, params, idxs), ty)
+            y = self.emit(A.Gather("scatter" if e.combine == "add" else "scatterMax", sh, x.expr, params, idxs), ty)
+            if real and e.combine != "add" and params:
+                d = self.winners_only(x, y, d, params, idxs)
             return y if not real else (y, self.linear(d, "Scatter", (tuple(params), tuple(idxs), src), shape))
         assert isinstance(e, C.ArrOp)
         found = contraction(e)
@@ -238,8 +248,6 @@ class Stager:
             if s[1] is ZERO and t[1] is ZERO:
                 return (y, ZERO)
             return (y, self.share(self.delta("Select", (c.expr, s[1], t[1]), shape)))
-        if e.op in ("maxOuter", "minOuter") and real:
-            raise Declined(f"`compiled` has no symbolic derivative for `{e.op}` (its arg-max)")
         (a,) = args
         x, d = (a, ZERO) if not real else a
         y = self.emit(A.ArrayPrim(e.op, list(e.static), [x.expr]), ty)
@@ -248,11 +256,65 @@ class Stager:
         src = shape_of(x.ty)[0]
         if e.op == "sumOuter":
             return (y, self.linear(d, "SumOuter", (src[0],), shape))
+        if e.op in ("maxOuter", "minOuter"):
+            return (y, self.extreme(e.op, x, y, d, src))
         if e.op == "replicate":
             return (y, self.linear(d, "Replicate", (e.static[0],), shape))
         if e.op == "tr":
             return (y, self.linear(d, "Tr", (tuple(e.static),), shape))
         return (y, self.linear(d, "Reshape", (src,), shape))
+
+    # ---- the arg-max, a term of the gradient program (lets of the reverse part) ----
+
+    def aux(self, term: A.Expr, shape: tuple, elem: Type) -> A.Expr:
+        """A let of derivative work (run by `back`, counted in the reverse cost)."""
+        return self.emit(term, array_type(shape, elem), True).expr
+
+    def iota(self, shape: tuple, dims: int) -> A.Expr:
+        """The Z array of `shape` whose element is the row-major flat index of its first `dims` indices."""
+        names = [self.fresh("i") for _ in shape]
+        flat: A.Expr = A.IntLit(0)
+        for d in range(dims):
+            flat = A.BinOp("+", A.BinOp("*", flat, A.IntLit(shape[d])), A.Var(names[d])) if d else A.Var(names[0])
+        return self.aux(A.Build(list(shape), names, flat), shape, Z)
+
+    def extreme(self, op: str, x: Sym, y: Sym, d: SD, src: tuple) -> SD:
+        """`maxOuter x` / `minOuter x` is `gather rest x (\\js -> [w ! js, js])` at the point, w the
+        winning row: the first k with `x ! [k] >= y` (`<=`), per element (docs/language.md's tie
+        rule). w is `minOuter (cond (x >= replicate n y) iota (replicate n .. n))`; the reverse
+        pass scatters the cotangent to [w ! js, js]."""
+        if d is ZERO:
+            return d
+        n, rest = src[0], src[1:]
+        ge = self.aux(A.BinOp(">=" if op == "maxOuter" else "<=", x.expr, _fill((n,), y.expr)), src, BOOL)
+        rows = self.aux(A.ArrayPrim("cond", [], [ge, self.iota(src, 1), _fill(src, A.IntLit(n))]), src, Z)
+        w = self.aux(A.ArrayPrim("minOuter", [], [rows]), rest, Z)
+        if not rest:
+            return self.linear(d, "Index", ((w,), src), ())
+        js = [self.fresh("i") for _ in rest]
+        idxs = (A.Index(w, [A.Var(j) for j in js]), *(A.Var(j) for j in js))
+        return self.linear(d, "Gather", (tuple(js), idxs, src), rest)
+
+    def winners_only(self, x: Sym, y: Sym, d: SD, params: list[str], idxs: list[A.Expr]) -> SD:
+        """`scatterMax` is `scatter` of the winners' values (the others' weight 0): its Delta is
+        `Scatter (Select win d 0)`. A source wins when it equals the maximum at its target and is
+        the first to (row-major over the source positions, docs/language.md):
+        `best = scatterMax (cond (x >= y at its target) (-flat) (-size))` is minus the first
+        winner's flat position per target, `win = -flat == best at its target`."""
+        src = shape_of(x.ty)[0]
+        at = src[: len(params)]
+
+        def at_target(t: A.Expr, elem: Type) -> A.Expr:  # `t` read at every source's target
+            return self.aux(A.Gather("gather", list(at), t, list(params), list(idxs)), src, elem)
+
+        ge = self.aux(A.BinOp(">=", x.expr, at_target(y.expr, R)), src, BOOL)
+        neg = self.aux(A.Neg(self.iota(src, len(at))), src, Z)
+        low = A.Neg(_fill(src, A.IntLit(math.prod(at))))
+        cand = self.aux(A.ArrayPrim("cond", [], [ge, neg, low]), src, Z)
+        tshape = shape_of(y.ty)[0][: len(idxs)] + src[len(at) :]
+        best = self.aux(A.Gather("scatterMax", list(tshape[: len(idxs)]), cand, list(params), list(idxs)), tshape, Z)
+        win = self.aux(A.BinOp("==", neg, at_target(best, Z)), src, BOOL)
+        return self.share(self.delta("Select", (win, d, ZERO), src))
 
     def contraction(self, left: C.CExpr, right: C.CExpr, spec: Contraction, env: dict) -> Any:
         """A contraction of the bot's output (`contract.py`), emitted as one term that the
@@ -347,10 +409,14 @@ def contraction_term(x: A.Expr, sx: str, y: A.Expr, sy: str, so: str, dims: dict
 
 
 def _constant(r: float, shape: tuple) -> A.Expr:
-    lit: A.Expr = A.RealLit(abs(r)) if r >= 0 else A.Neg(A.RealLit(-r))
+    return _fill(shape, A.RealLit(abs(r)) if r >= 0 else A.Neg(A.RealLit(-r)))
+
+
+def _fill(shape: tuple, e: A.Expr) -> A.Expr:
+    """`e` replicated to `shape` in front of its own."""
     for k in reversed(shape):
-        lit = A.ArrayPrim("replicate", [k], [lit])
-    return lit
+        e = A.ArrayPrim("replicate", [k], [e])
+    return e
 
 
 def _int_lit(v: int) -> A.Expr:
