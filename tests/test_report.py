@@ -365,7 +365,7 @@ def test_quick_report_checks_the_seed_004_claims(quick) -> None:
     text = out.read_text(encoding="utf-8")
     row = text[text.index('<tr data-claim="arrays-bulk"') :]
     row = row[: row.index("</tr>")]
-    assert "C = 6, at every n ≥ 4" in row and "declined: softmax, logsumexp" in row
+    assert "C = 6, at every n ≥ 4" in row and "declined" not in row  # compiled takes maxOuter too
 
 
 def test_quick_report_arrays_table_follows_the_counts(quick) -> None:
@@ -390,7 +390,8 @@ def test_quick_report_arrays_table_follows_the_counts(quick) -> None:
     assert c[("conv1d", "bot")]["data-onehot"] == "n"
     assert c[("onehot_loop", "delta")]["data-onehot"] == "0"  # scalar Deltas: no cotangent arrays
     # maxOuter's arg-max is a term of compiled's gradient program: softmax is measured, not declined
-    assert c[("softmax", "compiled")]["data-deltas"] == "1" and "declined" not in c[("softmax", "compiled")]["title"]
+    assert c[("softmax", "compiled")]["data-deltas"] == "1"
+    assert "declined" not in c[("softmax", "compiled")].get("title", "")
 
 
 def test_quick_report_arrays_plots_have_units_and_reference_slopes(quick) -> None:
@@ -412,7 +413,7 @@ def test_quick_report_arrays_plots_have_units_and_reference_slopes(quick) -> Non
     assert "reference ∝ n²<" in onehot and "bot: 0 at every n" in onehot
     assert "elements allocated (count)" in svg("gather", "conv1d")
     bulk = svg("bulk", "compiled")
-    assert "C = 6" in bulk and "softmax: declined" in bulk and "(per primal element operation)" in bulk
+    assert "C = 6" in bulk and "declined" not in bulk and "(per primal element operation)" in bulk
     assert "build_elementwise" in svg("bulk", "bot")
 
 
