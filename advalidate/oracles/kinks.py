@@ -217,12 +217,14 @@ def judge_at_kink(
     n_dirs: int = 16,
 ) -> KinkVerdict:
     """active_pieces then selection_verdict; a fail is judged again on a search CONFIRM_WIDER
-    times wider (a narrow search wrongly calls itself complete at many-way ties)."""
+    times wider (a narrow search wrongly calls itself complete at many-way ties), and stands
+    unless the wider search's pieces hold the gradient."""
     verdict = selection_verdict(g, active_pieces(grad_near, x, seed=seed, n_dirs=n_dirs), rule=rule)
     if verdict.status != FAIL:
         return verdict
     wide = active_pieces(grad_near, x, seed=seed + 1, n_dirs=CONFIRM_WIDER * n_dirs)
-    return selection_verdict(g, wide, rule=rule)
+    again = selection_verdict(g, wide, rule=rule)
+    return again if again.status == PASS else verdict  # only pieces found later overturn a fail
 
 
 def selection_verdict(
