@@ -175,7 +175,7 @@ def test_a_dead_worker_is_described_by_its_signal(code, words):
 
 def test_a_campaign_that_checked_nothing_exits_3(tmp_path: Path, engines_dir: Path):
     out = tmp_path / "o"
-    res = fuzz("--seconds", "3", "--seed", "1", "--workers", "1", "--oracle", "fd", "--engine",
+    res = fuzz("--seconds", "600", "--programs", "20", "--seed", "1", "--workers", "1", "--oracle", "fd", "--engine",
                "cli_fuzz_engines:Refusing", "--out", str(out), paths=(engines_dir,))  # fmt: skip
     assert res.returncode == 3, res.stdout + res.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -191,7 +191,7 @@ def test_a_campaign_whose_engine_hangs_exits_3(tmp_path: Path, engines_dir: Path
     every program: with the default timeout nothing is checked; with `--timeout 1` the programs
     time out as incidents. Either way the campaign cannot vouch for the engine."""
     out = tmp_path / "o"
-    extra = ["--timeout", timeout] if timeout else []
+    extra = ["--timeout", timeout, "--programs", "3"] if timeout else []  # timeouts bound by a count
     res = fuzz("--seconds", "4", "--workers", "1", "--oracle", "fd", "--engine", "cli_fuzz_engines:Hanging",
                "--out", str(out), *extra, paths=(engines_dir,))  # fmt: skip
     assert res.returncode == 3, res.stdout + res.stderr

@@ -353,7 +353,8 @@ def test_ctrl_c_cancels_the_batches_and_writes_what_was_found(tmp_path: Path) ->
     psutil = pytest.importorskip("psutil")
     pytest.importorskip("distributed")
     out = tmp_path / "o"
-    args = ["fuzz", "--scheduler", "local:2", "--seconds", "120", "--seed", "3", "--engine", ENGINES[0]]
+    args = ["fuzz", "--scheduler", "local:2", "--seconds", "600", "--programs", "100000", "--seed", "3"]
+    args += ["--engine", ENGINES[0]]  # ended by Ctrl-C, not by the count or the time box
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS)]))
     proc = subprocess.Popen(
         [sys.executable, "-m", "advalidate.cli", *args, "--oracle", "fd", "--out", str(out), "--progress", "plain"],

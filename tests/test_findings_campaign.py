@@ -280,7 +280,8 @@ def test_a_campaign_against_one_planted_bug_reports_one_finding_consistently(tmp
 @pytest.mark.parametrize("flag", ["--exitfirst", "-x"])
 def test_exitfirst_stops_at_the_first_finding_once_shrunk(tmp_path: Path, flag: str) -> None:
     out = tmp_path / "out"
-    args = ["fuzz", flag, "--seconds", "300", "--seed", "7", "--engine", BROKEN, "--oracle", "fd", "--workers", "1"]
+    args = ["fuzz", flag, "--seconds", "600", "--programs", "300", "--seed", "7", "--engine", BROKEN, "--oracle", "fd"]
+    args += ["--workers", "1"]
     res = subprocess.run(
         [sys.executable, "-m", "advalidate.cli", *args, "--out", str(out), "--progress", "plain"],
         capture_output=True,

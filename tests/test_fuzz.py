@@ -230,7 +230,8 @@ def test_program_seeds_are_fixed_by_campaign_seed_and_index() -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_writes_summary_and_findings(tmp_path: Path, sig: int) -> None:
     out = tmp_path / "f"
-    args = ["fuzz", "--seconds", "120", "--seed", "3", "--engine", BROKEN, "--oracle", "fd", "--workers", "1"]
+    args = ["fuzz", "--seconds", "600", "--programs", "100000", "--seed", "3", "--engine", BROKEN, "--oracle", "fd"]
+    args += ["--workers", "1"]  # ended by the signal, not by the count or the time box
     proc = subprocess.Popen(
         [sys.executable, "-m", "advalidate.cli", *args, "--out", str(out), "--progress", "plain"],
         stdout=subprocess.PIPE,
