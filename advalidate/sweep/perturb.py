@@ -79,14 +79,28 @@ def _repeated(a: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     return out.reshape(a.shape)
 
 
-PERTURBATIONS: dict[str, Callable[[np.ndarray, np.random.Generator], np.ndarray | None]] = {
-    "off-identity": _off_identity,
-    "zero": lambda a, rng: _zeros(a, rng, 1),
-    "zeros": lambda a, rng: _zeros(a, rng, 2),
-    "large-negative": _large_negative,
-    "repeated": _repeated,
-    "broadcast": lambda a, rng: None,  # several operands at once: see _broadcast
-}
+Args = tuple[np.ndarray, ...]
+
+
+def _every_square(perturb: Callable[[np.ndarray, np.random.Generator], np.ndarray | None]):
+    """Move every input `perturb` applies to (a factor need not be the first operand:
+    cholesky_solve's is the second)."""
+
+    def apply(base: Args, rng: np.random.Generator, fn: Callable[..., Any]) -> Args | None:
+        moved = [perturb(a, rng) for a in base]
+        return None if all(m is None for m in moved) else tuple(a if m is None else m for a, m in zip(base, moved))
+
+    return apply
+
+
+def _first(perturb: Callable[[np.ndarray, np.random.Generator], np.ndarray | None]):
+    """Move the first input (the op's main operand) and keep the rest at the sample's values."""
+
+    def apply(base: Args, rng: np.random.Generator, fn: Callable[..., Any]) -> Args | None:
+        new = perturb(base[0], rng)
+        return None if new is None else (new, *base[1:])
+
+    return apply
 
 
 def _spd(a: np.ndarray) -> bool:
@@ -102,74 +116,69 @@ def keeps_domain(base: np.ndarray, new: np.ndarray) -> bool:
     return not _spd(base) or _spd(new)
 
 
-def _output_shapes(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> list[tuple[int, ...]] | None:
+def _outputs(fn: Callable[..., Any], args: Args) -> list[np.ndarray] | None:
+    """fn(*args)'s output leaves as arrays (None when fn raises)."""
     import torch
 
     try:
         with torch.no_grad():
             out = fn(*(torch.tensor(a) for a in args))
+        return [y.detach().numpy() for y in (out if isinstance(out, tuple) else (out,))]
     except Exception:
         return None
-    return [tuple(y.shape) for y in (out if isinstance(out, tuple) else (out,))]
 
 
-def _broadcast(base: tuple[np.ndarray, ...], fn: Callable[..., Any]) -> tuple[np.ndarray, ...] | None:
+def _shapes(fn: Callable[..., Any], args: Args) -> list[tuple[int, ...]] | None:
+    outs = _outputs(fn, args)
+    return None if outs is None else [y.shape for y in outs]
+
+
+def _broadcast(base: Args, rng: np.random.Generator, fn: Callable[..., Any]) -> Args | None:
     """One batched operand of a several-operand op without its batch dimension, so the op
     broadcasts it against the others (same output shapes): where batching rules of a
     derivative go wrong (pytorch/pytorch#196694, cholesky_solve's tangent through L)."""
     if len(base) < 2:
         return None
-    want = _output_shapes(fn, base)
+    want = _shapes(fn, base)
     for i, a in enumerate(base):
         if a.ndim < 3 or not any(b.ndim >= a.ndim for j, b in enumerate(base) if j != i):
             continue
         args = (*base[:i], a[0].copy(), *base[i + 1 :])
-        if want is not None and _output_shapes(fn, args) == want:
+        if want is not None and _shapes(fn, args) == want:
             return args
     return None
 
 
-def _finite_where(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> np.ndarray | None:
+def _finite_where(fn: Callable[..., Any], args: Args) -> np.ndarray | None:
     """Which output elements of fn(*args) are finite (None when fn raises)."""
-    import torch
+    outs = _outputs(fn, args)
+    return None if outs is None else np.concatenate([np.isfinite(y).ravel() for y in outs])
 
-    try:
-        with torch.no_grad():
-            out = fn(*(torch.tensor(a) for a in args))
-    except Exception:
-        return None
-    leaves = out if isinstance(out, tuple) else (out,)
-    return np.concatenate([np.isfinite(y.detach().numpy()).ravel() for y in leaves])
+
+#: name -> (the sample's inputs, a seeded generator, the op) -> the variant's inputs, or None.
+PERTURBATIONS: dict[str, Callable[[Args, np.random.Generator, Callable[..., Any]], Args | None]] = {
+    "off-identity": _every_square(_off_identity),
+    "zero": _first(lambda a, rng: _zeros(a, rng, 1)),
+    "zeros": _first(lambda a, rng: _zeros(a, rng, 2)),
+    "large-negative": _first(_large_negative),
+    "repeated": _first(_repeated),
+    "broadcast": _broadcast,
+}
 
 
 def variants(
     base: tuple[np.ndarray, ...], fn: Callable[..., Any], *, seed: int, salt: str
 ) -> Iterator[tuple[str, tuple[np.ndarray, ...]]]:
-    """("sample", base), then each perturbation that applies and keeps fn finite where it was.
-    `off-identity` moves every square-matrix input (a factor need not be the first operand:
-    cholesky_solve's is the second); the others perturb the first input only (the op's main
-    operand) and keep the rest at the sample's values."""
+    """("sample", base), then each perturbation of PERTURBATIONS that applies, keeps the
+    sample's domain and keeps fn finite where it was."""
     yield "sample", base
     ok = _finite_where(fn, base)
     if ok is None:
         return
     for name, perturb in PERTURBATIONS.items():
-        rng = _rng(seed, salt, name)
-        if name == "broadcast":
-            moved_all = _broadcast(base, fn)
-            if moved_all is None:
-                continue
-            args = moved_all
-        elif name == "off-identity":
-            moved = [perturb(a, rng) for a in base]
-            if all(m is None for m in moved):
-                continue
-            args = tuple(a if m is None else m for a, m in zip(base, moved))
-        else:
-            new = perturb(base[0], rng)
-            if new is None:
-                continue
-            args = (new, *base[1:])
+        args = perturb(base, _rng(seed, salt, name), fn)
+        if args is None:
+            continue
         if not all(keeps_domain(a, b) for a, b in zip(base, args)):
             continue
         fin = _finite_where(fn, args)

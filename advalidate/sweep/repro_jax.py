@@ -14,7 +14,7 @@ from typing import Any
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
-from advalidate.sweep.repro_torch import REPRO_RTOL
+from advalidate.sweep.repro_torch import REPRO_RTOL, verdict_tail
 from advalidate.sweep.repro_torch import TEMPLATE as _TORCH_TEMPLATE
 
 
@@ -106,30 +106,8 @@ def derivative():
     ts = jax.jvp(lambda *a: S(*a), tuple(X), tuple(V))[1]
     return math.fsum(float((w * t).sum()) for w, t in zip(W, ts))
 
-
-def norm(zs):
-    return math.sqrt(math.fsum(float((z * z).sum()) for z in zs))
-
-
-expected, err = ridders()
-try:
-    actual = derivative()
-except Exception as exc:
-    print(f"jax {{jax.__version__}}: {{MODE}} raised {{type(exc).__name__}}: {{exc}}")
-    sys.exit({exit_on_raise})
-# Differences exactly 0 ± 0: the pass is flat to the last bit over the whole stencil; a rule's
-# value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
-size = max([float(abs(y).max()) for y in S(*X) if np.size(y)] + [0.0])
-flat = {flat_rtol!r} * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
-tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r}, flat)
-print(f"jax {{jax.__version__}}, {{MODE}} of {op}:")
-print(f"  jax:                 {{actual!r}}")
-print(f"  finite differences:  {{expected!r}} (error estimate {{err:.2g}})")
-print(f"  difference {{abs(actual - expected):.3g}}, tolerance {{tol:.2g}}")
-bug = not abs(actual - expected) <= tol
-print("BUG: the derivative is wrong" if bug else "ok: they agree")
-sys.exit(1 if bug else 0)
 '''
+    + verdict_tail("jax", "jax.__version__", "[float(abs(y).max()) for y in S(*X) if np.size(y)]")
 )
 
 MODE_TEXT = {

@@ -13,6 +13,45 @@ from typing import Any
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
 
+#: The verdict of a sweep repro.py (shared by the torch and JAX templates): Ridders differences
+#: against the mode's derivative, with the tolerances of `advalidate.sweep.records`.
+VERDICT_TAIL = """
+
+def norm(zs):
+    return math.sqrt(math.fsum(float((z * z).sum()) for z in zs))
+
+
+expected, err = ridders()
+try:
+    actual = derivative()
+except Exception as exc:
+    print(f"LIB {{VERSION}}: {{MODE}} raised {{type(exc).__name__}}: {{exc}}")
+    sys.exit({exit_on_raise})
+# Differences exactly 0 ± 0: the pass is flat to the last bit over the whole stencil; a rule's
+# value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
+size = max(SIZES + [0.0])
+flat = {flat_rtol!r} * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
+tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r}, flat)
+print(f"LIB {{VERSION}}, {{MODE}} of {op}:")
+print(f"  LABEL{{actual!r}}")
+print(f"  finite differences:  {{expected!r}} (error estimate {{err:.2g}})")
+print(f"  difference {{abs(actual - expected):.3g}}, tolerance {{tol:.2g}}")
+bug = not abs(actual - expected) <= tol
+print("BUG: the derivative is wrong" if bug else "ok: they agree")
+sys.exit(1 if bug else 0)
+"""
+
+
+def verdict_tail(lib: str, version: str, sizes: str) -> str:
+    """VERDICT_TAIL for one library (still a str.format template): `version` and `sizes` are
+    expressions of the repro (the library's version; the output magnitudes of S(*X))."""
+    return (
+        VERDICT_TAIL.replace("LIB {{VERSION}}", f"{lib} {{{{{version}}}}}")
+        .replace("LABEL", f"{lib}:".ljust(21))
+        .replace("SIZES", sizes)
+    )
+
+
 TEMPLATE = '''\
 """{title}
 
@@ -134,31 +173,7 @@ def derivative():
             ts = [torch.zeros_like(y) if t is None else t for t, y in zip(ts, ys)]
     return math.fsum(float((w * t).sum()) for w, t in zip(W, ts))
 
-
-def norm(zs):
-    return math.sqrt(math.fsum(float((z * z).sum()) for z in zs))
-
-
-expected, err = ridders()
-try:
-    actual = derivative()
-except Exception as exc:
-    print(f"torch {{torch.__version__}}: {{MODE}} raised {{type(exc).__name__}}: {{exc}}")
-    sys.exit({exit_on_raise})
-# Differences exactly 0 ± 0: the pass is flat to the last bit over the whole stencil; a rule's
-# value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
-size = max([float(y.detach().abs().max()) for y in S(*X) if y.numel()] + [0.0])
-flat = {flat_rtol!r} * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
-tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r}, flat)
-print(f"torch {{torch.__version__}}, {{MODE}} of {op}:")
-print(f"  torch:               {{actual!r}}")
-print(f"  finite differences:  {{expected!r}} (error estimate {{err:.2g}})")
-print(f"  difference {{abs(actual - expected):.3g}}, tolerance {{tol:.2g}}")
-bug = not abs(actual - expected) <= tol
-print("BUG: the derivative is wrong" if bug else "ok: they agree")
-sys.exit(1 if bug else 0)
-'''
-
+''' + verdict_tail("torch", "torch.__version__", "[float(y.detach().abs().max()) for y in S(*X) if y.numel()]")
 MODE_TEXT = {
     "reverse": "torch.autograd.grad, against differences of the op",
     "forward": "torch.autograd.forward_ad, against differences of the op",

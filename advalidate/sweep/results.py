@@ -147,14 +147,17 @@ def confirm(directory: Path) -> tuple[bool, str]:
     return done.returncode == 1 and "BUG" in done.stdout, tail
 
 
-def _confirm_all(out: Path, new: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
-    """Run every new finding's repro; move those that do not reproduce to unconfirmed/."""
+def _confirm_all(
+    out: Path, new: list[dict[str, Any]], workers: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run every new finding's repro: (the confirmed, the unconfirmed, moved to unconfirmed/)."""
     with ThreadPoolExecutor(max(1, workers)) as pool:
         verdicts = list(pool.map(lambda f: confirm(out / f["dir"]), new))
-    unconfirmed = []
+    confirmed, unconfirmed = [], []
     for f, (ok, tail) in zip(new, verdicts):
         f["repro_output"] = tail
         if ok:
+            confirmed.append(f)
             continue
         moved = f"unconfirmed/{f['dir'].split('/', 1)[1]}"
         (out / moved).parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +170,7 @@ def _confirm_all(out: Path, new: list[dict[str, Any]], workers: int) -> list[dic
         unconfirmed.append(f)
     if (out / "findings").is_dir() and not any((out / "findings").iterdir()):
         (out / "findings").rmdir()
-    return unconfirmed
+    return confirmed, unconfirmed
 
 
 def write_results(
@@ -190,8 +193,7 @@ def write_results(
         for i, f in enumerate(items, 1):
             f["dir"] = f"{sub}/{i:03d}-{_slug(f['op'])}-{f['mode']}"
             write_finding(out / f["dir"], f, opts, version)
-    unconfirmed = _confirm_all(out, new, getattr(opts, "workers", 1))
-    new = [f for f in new if f not in unconfirmed]
+    new, unconfirmed = _confirm_all(out, new, getattr(opts, "workers", 1))
     statuses: Counter[str] = Counter(r["status"] for row in rows for r in row["results"])
     ops_checked = sorted({row["op"] for row in rows})
     summary = {
