@@ -41,6 +41,7 @@ import signal
 import sys
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -898,7 +899,7 @@ class Campaign:
                 prog = parse(f.program)
                 x = parse_value(f.input, prog.input_type)
                 ctx = Context(prog, x, f.seed)
-                memo[key] = None if ctx.dy is None else eng.repro(prog, x, ctx.dy)
+                memo[key] = None if ctx.dy is None else eng.repro(prog, x, ctx.dy, tolerance=oracle_tolerance(ctx))
             except Exception as exc:  # noqa: BLE001 - a reproducer is a convenience; the finding stands
                 memo[key] = f"# advalidate could not write a reproducer: {type(exc).__name__}: {exc}\n"
         return memo[key]
@@ -1312,6 +1313,23 @@ def _bucket(n: int) -> int:
     while b * 2 <= n:
         b *= 2
     return b
+
+
+def oracle_tolerance(ctx: Any) -> Callable[[list, list], tuple[tuple[float, float], tuple[float, float]]]:
+    """The bounds a language-semantics `repro.py` holds the library to (`repro.ToleranceFn`): the
+    oracles' float policy at this program and input (`oracles.tolerance`: a correct engine's observed
+    rounding error here), so the script fails exactly where the oracles did, not only on a gross
+    mismatch (a digamma off by 5e-10 relative is a finding)."""
+    from ..oracles import tolerance as T
+
+    errs = ctx.observed_errors("float")
+    g_err, y_err = (0, 0) if isinstance(errs, str) else errs
+
+    def bounds(grad: list, value: list) -> tuple[tuple[float, float], tuple[float, float]]:
+        tg, ty = T.tolerance("float", grad, g_err), T.tolerance("float", value, y_err)
+        return (float(tg.rtol), float(tg.atol)), (float(ty.rtol), float(ty.atol))
+
+    return bounds
 
 
 def _regenerate(seed: int, size: int | None, mix: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -318,15 +318,32 @@ def straight_line(engine: Any, prog: Program, x: Any) -> tuple[str, Any]:
     return src, replace_leaves(y, [unwrap(o) for o in outs])
 
 
+#: (gradient tolerance, value tolerance), each (rtol, atol), of a language-semantics repro.py given
+#: the reference's gradient and value (flat): the oracles' policy at the program and input, which a
+#: campaign passes in (`advalidate.oracles.tolerance`; impl does not import the oracles).
+ToleranceFn = Callable[[list, list], tuple[tuple[float, float], tuple[float, float]]]
+#: Without one (a direct `engine.repro` call), a loose check: a gross mismatch only.
+LOOSE = ((1e-6, 1e-8), (1e-6, 1e-8))
+
+
 def repro_script(
-    engine: Any, prog: Program, x: Any, dy: Any, expected: Any, note: str = "", own: dict[str, Any] | None = None
+    engine: Any,
+    prog: Program,
+    x: Any,
+    dy: Any,
+    expected: Any,
+    note: str = "",
+    own: dict[str, Any] | None = None,
+    tolerance: ToleranceFn | None = None,
 ) -> str:
     """The text of `repro.py` for `engine` on `prog` at `x` with output cotangent `dy`.
 
     Without `own` the script holds the library to the language (the reference's gradient and value,
-    embedded). With `own` (a lowered engine's finding: `kind`, the tie `rule` at a kink) it holds
-    the library to itself: its reverse mode against its own forward mode and central differences of
-    its own primal, or at a kink against the one-sided gradients around the point (`DRIVER_OWN`)."""
+    embedded, compared component by component within `tolerance`'s bounds: the oracles' own, so
+    the script fails exactly where the campaign's oracles did). With `own` (a lowered engine's
+    finding: `kind`, the tie `rule` at a kink) it holds the library to itself: its reverse mode
+    against its own forward mode and central differences of its own primal, or at a kink against
+    the one-sided gradients around the point (`DRIVER_OWN`)."""
     r = engine.repro_info()
     lines, outs, leaves = trace_program(engine, prog, x)
     n = len(leaves)
@@ -335,9 +352,15 @@ def repro_script(
     if own is None:
         exp = [np.asarray(v, dtype=float).tolist() for v in real_leaves(expected)]
         value = [np.asarray(v, dtype=float).tolist() for v in real_leaves(evaluate(prog, x, "float"))]
+        flat_g = [float(v) for e in exp for v in np.ravel(e)]
+        tol_g, tol_y = LOOSE if tolerance is None else tolerance(flat_g, [float(v) for e in value for v in np.ravel(e)])
+        how = "the oracles' tolerance here" if tolerance is not None else "loose: no oracle's tolerance given"
         data = (
             f"EXPECTED = {exp!r}  # advalidate's reference gradient ({reference_name(prog)})\n"
-            f"EXPECTED_VALUE = {value!r}  # f(X) by advalidate's reference interpreter\n\n"
+            f"EXPECTED_VALUE = {value!r}  # f(X) by advalidate's reference interpreter\n"
+            f"# agreement: |actual - expected| <= rtol * |expected| + atol per component ({how})\n"
+            f"GRAD_TOL = {tuple(map(float, tol_g))!r}  # (rtol, atol)\n"
+            f"VALUE_TOL = {tuple(map(float, tol_y))!r}  # (rtol, atol)\n\n"
         )
         driver = r["driver"] + DRIVER_COMMON
     else:
@@ -448,15 +471,19 @@ if __name__ == "__main__":
     print(LIBRARY, "gradient:             ", [np.asarray(g, dtype=np.float64).tolist() for g in lib])
     print("expected (advalidate reference):", EXPECTED)
     print("central differences of f:      ", [g.tolist() for g in fd])
-    same = all(
-        np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b), rtol=1e-6, atol=1e-8) for a, b in zip(lib, EXPECTED)
-    )
+    def agree(actual, expected, tol):
+        a = np.asarray(actual, dtype=np.float64)
+        e = np.asarray(expected, dtype=np.float64)
+        return bool(np.all(np.abs(a - e) <= tol[0] * np.abs(e) + tol[1]))
+
+    same = all(agree(a, b, GRAD_TOL) for a, b in zip(lib, EXPECTED))
+    print("tolerance (rtol, atol) of the gradient:", GRAD_TOL, "of the value:", VALUE_TOL)
     print("library gradient matches the expected one:", same)
     # the value: for a program with derivative operators, itself a derivative computed by the library
     value = [np.asarray(y, dtype=np.float64).tolist() for y in primal(X)]
     print(LIBRARY, "value f(x):               ", value)
     print("expected value (advalidate reference):", EXPECTED_VALUE)
-    same_value = all(np.allclose(a, b, rtol=1e-6, atol=1e-8) for a, b in zip(value, EXPECTED_VALUE))
+    same_value = all(agree(a, b, VALUE_TOL) for a, b in zip(value, EXPECTED_VALUE))
     print("library value matches the expected one:", same_value)
     sys.exit(0 if same and same_value else 1)
 """

@@ -256,14 +256,15 @@ class TensorEngine(AdapterEngine):
         derivative operators (`nested`: functions whose source is copied) (see repro.py)."""
         raise NotImplementedError
 
-    def repro(self, prog: Program, x: Any, dy: Any, own: dict[str, Any] | None = None) -> str:
+    def repro(self, prog: Program, x: Any, dy: Any, own: dict[str, Any] | None = None, tolerance: Any = None) -> str:
         """The text of a standalone `repro.py` (library code only) for this engine at `x`, `dy`:
-        against the language's gradient, or with `own` (`kind`, tie `rule`) against the library
-        itself (a lowered engine's finding; see `repro.repro_script`)."""
+        against the language's gradient (within `tolerance`, `repro.ToleranceFn`: the oracles'),
+        or with `own` (`kind`, tie `rule`) against the library itself (a lowered engine's finding;
+        see `repro.repro_script`)."""
         from .repro import expected_gradient, repro_script
 
         expected = None if own is not None else run_deep(expected_gradient, prog, x, dy)
-        return run_deep(repro_script, self, prog, x, dy, expected, own=own)
+        return run_deep(repro_script, self, prog, x, dy, expected, own=own, tolerance=tolerance)
 
 
 class ForwardMode:
