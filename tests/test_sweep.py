@@ -250,3 +250,14 @@ def test_broadcast_variant_drops_one_operands_batch_and_keeps_the_output_shapes(
     x, y = dict(variants((x0, y0), fn, seed=0, salt="mm"))["broadcast"]
     assert x.shape == (3, 3) and y.shape == (2, 3, 3) and np.array_equal(x, x0[0])
     assert "broadcast" not in dict(variants((x0,), lambda x: x * 2, seed=0, salt="one"))
+
+
+def test_broadcast_square_variant_cycles_the_batch_to_the_dropped_operands_size():
+    from advalidate.sweep.perturb import variants
+
+    x0, y0 = np.random.default_rng(1).standard_normal((2, 2, 3, 3))
+    x, y = dict(variants((x0, y0), lambda x, y: x @ y, seed=0, salt="mm"))["broadcast-square"]
+    assert x.shape == (3, 3) and np.array_equal(x, x0[0])
+    assert y.shape == (3, 3, 3) and np.array_equal(y, y0[[0, 1, 0]])  # the sample's own matrices
+    square = np.random.default_rng(2).standard_normal((3, 3, 3))
+    assert "broadcast-square" not in dict(variants((square, square), lambda x, y: x @ y, seed=0, salt="sq"))

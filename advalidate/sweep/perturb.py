@@ -1,8 +1,9 @@
 """Non-benign inputs of the same structure as a library's own sample (issue #27, item 2).
 
 A database's samples are benign: decompositions of near-identity factors, cumulative products
-without zeros, arguments near 0. Each perturbation keeps the sample's shapes and domain (a
-variant is kept only when the op is finite on it wherever it was finite on the sample) and is
+without zeros, arguments near 0. Each perturbation keeps the sample's shapes (but for
+`broadcast-square`, whose whole point is a batch of another length) and domain (a variant is kept
+only when the op is finite on it wherever it was finite on the sample) and is
 seeded by (seed, op, sample), so every run and every repro sees the same numbers. A symmetric
 positive definite sample stays so (`keeps_domain`): ops such as `cholesky_ex` report leaving their
 domain in an output instead of raising.
@@ -149,6 +150,25 @@ def _broadcast(base: Args, rng: np.random.Generator, fn: Callable[..., Any]) -> 
     return None
 
 
+def _square_batch(base: Args, rng: np.random.Generator, fn: Callable[..., Any]) -> Args | None:
+    """`_broadcast`, with the other batched operands' batch cycled to the length n of the dropped
+    operand's last dimension: a (n, n) operand broadcast against a batch of n is where a rule that
+    tells a batch from a matrix dimension by its size confuses them (pytorch/pytorch#196694:
+    cholesky_solve's tangent through L is wrong exactly when the batch length equals n). The
+    batch's matrices are the sample's own, repeated, so the domain is kept."""
+    if len(base) < 2:
+        return None
+    for i, a in enumerate(base):
+        n = a.shape[-1] if a.ndim >= 3 else 0
+        if n < 2 or n == a.shape[0] or not any(b.ndim >= a.ndim for j, b in enumerate(base) if j != i):
+            continue
+        cycled = [np.take(b, np.arange(n) % b.shape[0], axis=0) if b.ndim >= 3 else b for b in base]
+        args = (*cycled[:i], a[0].copy(), *cycled[i + 1 :])
+        if _shapes(fn, args) is not None:
+            return args
+    return None
+
+
 def _finite_where(fn: Callable[..., Any], args: Args) -> np.ndarray | None:
     """Which output elements of fn(*args) are finite (None when fn raises)."""
     outs = _outputs(fn, args)
@@ -163,6 +183,7 @@ PERTURBATIONS: dict[str, Callable[[Args, np.random.Generator, Callable[..., Any]
     "large-negative": _first(_large_negative),
     "repeated": _first(_repeated),
     "broadcast": _broadcast,
+    "broadcast-square": _square_batch,
 }
 
 
@@ -170,7 +191,8 @@ def variants(
     base: tuple[np.ndarray, ...], fn: Callable[..., Any], *, seed: int, salt: str
 ) -> Iterator[tuple[str, tuple[np.ndarray, ...]]]:
     """("sample", base), then each perturbation of PERTURBATIONS that applies, keeps the
-    sample's domain and keeps fn finite where it was."""
+    sample's domain and keeps fn finite where it was (everywhere, when it changes the output's
+    shape and the sample's output was all finite)."""
     yield "sample", base
     ok = _finite_where(fn, base)
     if ok is None:
@@ -182,6 +204,6 @@ def variants(
         if not all(keeps_domain(a, b) for a, b in zip(base, args)):
             continue
         fin = _finite_where(fn, args)
-        if fin is None or fin.shape != ok.shape or not np.all(fin[ok]):
+        if fin is None or not (np.all(fin[ok]) if fin.shape == ok.shape else np.all(ok) and np.all(fin)):
             continue
         yield name, args
