@@ -64,6 +64,19 @@ def test_the_default_mix_has_nested_programs_that_are_well_typed_and_behaved() -
     assert set(rep["depths"]) <= {1, 2, 3}, rep["depths"]
 
 
+def test_a_sub_seed_whose_let_bound_functions_nest_too_deep_is_regenerated() -> None:
+    """Program 3016 of `fuzz --seed 1126`: its second sub-seed nests operators 5 deep through a
+    let-bound function that an operator's function calls (the generator's own count saw 3). It was
+    a "generator failed" incident; the generator now takes the next sub-seed, which type-checks."""
+    from advalidate.fuzz.worker import program_size
+    from advalidate.lang.nesting import MAX_DERIV_DEPTH, deriv_depth
+
+    seed = 6598734220828169183
+    case = generate(seed, program_size(seed, None))
+    assert case.attempts > 2 and case.program.uses_derivatives
+    assert deriv_depth(case.program.module.expr)[0] <= MAX_DERIV_DEPTH
+
+
 def test_the_feature_alone_always_gives_an_operator() -> None:
     for seed in range(60):
         case = generate(seed, 30, features=["nested"])

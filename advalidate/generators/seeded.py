@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lang.nesting import TooDeepError
 from ..lang.program import Program
 from .behaved import well_behaved
 from .build import Built, build, to_program
@@ -71,7 +72,13 @@ def generate(
         ch.rng = subseed(seed, attempt)
         ch.side = random.Random(f"advalidate-gen-arrays:{int(seed)}:{attempt}")
         built = build(ch, size, features, require, exclude)
-        prog = to_program(built, filename=f"<seed {seed}>")
+        try:
+            prog = to_program(built, filename=f"<seed {seed}>")
+        except TooDeepError:
+            if attempt + 1 == max_attempts:
+                raise
+            features = built.features  # the generator counts the operators it nests, not those of the
+            continue  # let-bound functions their functions call: too deep for the language, the next sub-seed
         case = GeneratedCase(seed, built.target_size, built.features, prog, built.input, attempt + 1, None, built)
         if nest_cost(prog) > NEST_COST_MAX and attempt + 1 < max_attempts:
             features = built.features  # too costly to differentiate (`nested.NEST_COST_MAX`): the

@@ -18,7 +18,7 @@ the (co)tangent of another is not nested in it.
 from __future__ import annotations
 
 from . import ast as A
-from .errors import EvalError
+from .errors import EvalError, TypeCheckError
 from .types import Arrow, TVar, any_part
 
 #: The deepest nesting of derivative operators a program may have (docs/language.md).
@@ -27,6 +27,11 @@ MAX_DERIV_DEPTH = 4
 
 class DerivDepthError(EvalError):
     """Derivative operators nested deeper than `MAX_DERIV_DEPTH` when the program ran."""
+
+
+class TooDeepError(TypeCheckError):
+    """Derivative operators nested deeper than `MAX_DERIV_DEPTH`, found when type-checking (the
+    generator takes its next sub-seed on this one type error)."""
 
 
 def depth_message(depth: int) -> str:

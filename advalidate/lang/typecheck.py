@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 
 from . import ast as A
 from .errors import TypeCheckError
-from .nesting import MAX_DERIV_DEPTH, depth_message, deriv_depth
+from .nesting import MAX_DERIV_DEPTH, TooDeepError, depth_message, deriv_depth
 from .types import (
     BOOL,
     UNIT,
@@ -723,7 +723,7 @@ def typecheck_program(expr: A.Expr, source: str | None = None) -> tuple[Type, Ty
     depth, deepest = deriv_depth(expr)
     if depth > MAX_DERIV_DEPTH:
         assert deepest is not None
-        raise checker.fail(deepest, depth_message(depth))
+        raise TooDeepError(depth_message(depth), deepest.span, checker.source)
     dom, cod = resolve(t.dom), resolve(t.cod)
     for part, what in ((dom, "input"), (cod, "output")):
         if not is_first_order(part):
