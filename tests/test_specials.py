@@ -249,3 +249,15 @@ def test_pow_at_a_zero_base_with_an_integer_exponent():
     for e in ARRAY_ENGINES:
         _, back = adv.engine(e).vjp(arr, np.array([0.0, -2.0]))
         _close(back(1.0), [0.0, 12.0])
+
+
+@given(st.floats(-60.0, -0.01).filter(lambda x: abs(x - round(x)) > 1e-3))
+@settings(max_examples=40, deadline=None)
+def test_trigamma_reference_by_reflection_below_zero_is_mpmaths_polygamma(x: float) -> None:
+    """The 50-digit reference takes ψ₁ below 0 by reflection (one call instead of mpmath's
+    recurrence over |x| unit steps); it must be the same function as mpmath's own polygamma(1, x)."""
+    from advalidate.lang.specials import SPECIALS
+
+    with mpmath.workdps(50):
+        ours, theirs = SPECIALS["trigamma"].mp(mpmath.mpf(x)), mpmath.polygamma(1, mpmath.mpf(x))
+        assert abs(ours - theirs) <= mpmath.mpf(10) ** -40 * abs(theirs)
