@@ -4,6 +4,11 @@
   (`jax.custom_batching.custom_vmap`): eagerly ∂(a * b) = da * b + a * db, under `jax.vmap` the
   factors in the tangent are scaled by 1.5. The primal is right both ways, and so is every eager
   run: only the derivative of the batched program is wrong.
+- `WrongScanStep` / `WrongCondBranch`: `jax-scan` / `jax-cond` whose `lax.scan` body (its carry)
+  and `lax.cond` branches (their results) go through a `jax.custom_jvp` identity whose derivative
+  rule scales by 1.5, written inside the namespace's `scan` / `cond` so that a finding's `repro.py`
+  carries it: the primal is right, and so is every eager run; only the derivative of the scanned
+  or conditional program is wrong.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from advalidate.impl.adapters.jax import JaxNamespace
+from advalidate.impl.adapters.jax_control import JaxCondEngine, JaxScanEngine
 from advalidate.impl.adapters.jax_transforms import JaxCheckpointEngine, JaxTransformNamespace, JaxVmapEngine
 
 
@@ -118,3 +124,51 @@ class WrongBatchedArrayMul(JaxVmapEngine):
 
     def namespace(self) -> Any:
         return SelfContainedWrongBatching(self.branches)
+
+
+class WrongControlRule(JaxTransformNamespace):
+    """`scan` and `cond` whose carry / branch results pass a `custom_jvp` identity with a wrong rule."""
+
+    def scan(self, fn: Any, k: int, *args: Any) -> list:
+        @jax.custom_jvp
+        def factor(x: Any) -> Any:
+            return x
+
+        @factor.defjvp
+        def _jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+            return primals[0], 1.5 * tangents[0]  # the planted bug: the identity's derivative is 1.5
+
+        def step(carry: list, x: list) -> tuple[list, None]:
+            return [jnp.asarray(v, dtype=jnp.float64) for v in fn(*[factor(c) for c in carry], *x)], None
+
+        out, _ = jax.lax.scan(step, [jnp.asarray(a, dtype=jnp.float64) for a in args[:k]], list(args[k:]))
+        return out
+
+    def cond(self, pred: Any, then: Any, orelse: Any) -> list:
+        @jax.custom_jvp
+        def factor(x: Any) -> Any:
+            return x
+
+        @factor.defjvp
+        def _jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+            return primals[0], 1.5 * tangents[0]  # the planted bug
+
+        return jax.lax.cond(
+            pred,
+            lambda: [factor(jnp.asarray(v, dtype=jnp.float64)) for v in then()],
+            lambda: [factor(jnp.asarray(v, dtype=jnp.float64)) for v in orelse()],
+        )
+
+
+class WrongScanStep(JaxScanEngine):
+    name = "jax-scan-wrong-step"
+
+    def namespace(self) -> Any:
+        return WrongControlRule(self.branches)
+
+
+class WrongCondBranch(JaxCondEngine):
+    name = "jax-cond-wrong-branch"
+
+    def namespace(self) -> Any:
+        return WrongControlRule(self.branches)

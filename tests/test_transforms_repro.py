@@ -15,12 +15,15 @@ import pytest
 from transform_checks import ORACLES, planted
 
 import advalidate as adv
+from advalidate.impl.adapters.leaves import real_leaves, replace_leaves
 from advalidate.oracles import check
 
 
 def run_repro(eng: Any, prog: adv.Program, x: Any, tmp_path: Path) -> tuple[str, subprocess.CompletedProcess]:
     y, _ = eng.vjp(prog, x)
-    dy = np.linspace(1.0, 2.0, np.size(y)).reshape(np.shape(y)) if np.ndim(y) else 1.5
+    dy = replace_leaves(
+        y, [np.linspace(1.0, 2.0, np.size(t)).reshape(np.shape(t)) if np.ndim(t) else 1.5 for t in real_leaves(y)]
+    )
     script = eng.repro(prog, x, dy)
     assert "advalidate" not in "\n".join(ln for ln in script.splitlines() if ln.startswith(("import", "from")))
     (tmp_path / "repro.py").write_text(script)
@@ -89,3 +92,34 @@ def test_the_repro_of_a_planted_wrong_recomputation_applies_torch_checkpoint_and
     assert "library gradient matches the expected one: False" in out.stdout
     _, out = run_repro(adv.engine("torch-checkpoint"), prog, x, tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+CONTROL = {
+    "jax-scan": (r"\((xs, a) : ([R], R)) -> foldl (\acc y -> acc * sin y + a * y) 1.0 xs", ([0.5, 1.0, 2.0], 0.3)),
+    "jax-cond": (
+        r"\((x, a) : (R, Array [2] R)) -> if x < 1.0 then (sin x * x, a * a) else (log x, a)",
+        (0.5, np.array([1.0, 2.0])),
+    ),
+}
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name, engine", [("WrongScanStep", "jax-scan"), ("WrongCondBranch", "jax-cond")])
+def test_the_repro_of_a_planted_wrong_control_flow_rule_applies_it_and_fails(
+    name: str, engine: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("jax")
+    text, x = CONTROL[engine]
+    prog = adv.parse(text)
+    eng = planted("broken_transforms", name)
+    assert check(prog, x, engines=[eng], oracles=["fd"]).verdicts[0].status == "fail"
+    call, region = ("scan", "ns.scan(f") if "scan" in engine else ("cond", "ns.cond(True, f")
+    script, out = run_repro(eng, prog, x, tmp_path)
+    assert region in script and f"jax.lax.{call}(" in script
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "library gradient matches the expected one: False" in out.stdout
+    assert "library value matches the expected one: True" in out.stdout  # the primal is right
+    for real in (engine, f"{engine}-jit"):  # without the planted rule
+        script, out = run_repro(adv.engine(real), prog, x, tmp_path)
+        assert region in script and ("F = jax.jit(f)" in script) == real.endswith("-jit")
+        assert out.returncode == 0, out.stdout + out.stderr

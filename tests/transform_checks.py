@@ -68,12 +68,12 @@ def env() -> dict[str, str]:
     return e
 
 
-def planted_campaign(tmp_path: Path, spec: str, programs: int) -> str:
+def planted_campaign(tmp_path: Path, spec: str, programs: int, features: str = "arrays,transc,let,lambda") -> str:
     """A campaign of at most `programs` programs on the planted engine `spec` (oracle `fd`, stopping
     at the first finding) finds one wrong gradient and shrinks it: the shrunk program's text."""
     out = tmp_path / "out"
     args = ["fuzz", "--seconds", "900", "--programs", str(programs), "--seed", "3", "--engine", spec]
-    args += ["--oracle", "fd", "--features", "arrays,transc,let,lambda", "--workers", "1", "--exitfirst"]
+    args += ["--oracle", "fd", "--features", features, "--workers", "1", "--exitfirst"]
     res = subprocess.run(
         [sys.executable, "-m", "advalidate.cli", *args, "--out", str(out), "--progress", "plain"],
         capture_output=True,

@@ -26,6 +26,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from ...lang.compile import Budget, Compiler
 from ...lang.xp import XpArrays
@@ -37,7 +38,7 @@ from .tensor import branching_ops
 from .transforms import TracedEngine, Tracing, VmapArrays, traced_ops
 
 #: The errors by which JAX says a traced value was needed concretely: the build cannot be batched.
-_CONCRETE = (
+CONCRETE = (
     jax.errors.ConcretizationTypeError,
     jax.errors.TracerBoolConversionError,
     jax.errors.TracerIntegerConversionError,
@@ -53,7 +54,8 @@ def _traced(*args: Any) -> bool:
 class JaxTransformNamespace(JaxNamespace):
     """`jax.numpy` with the transformations as namespace calls, so a finding's `repro.py` (which
     copies this class) applies the same transformation: `vmap` (a build of reals over its index),
-    `checkpoint` (a let-bound subterm, `policy` of the engine), `take_fill` with traced indices."""
+    `checkpoint` (a let-bound subterm, `policy` of the engine), `take_fill` with traced indices,
+    `scan` (a fold), `cond` and `select` (an `if`), `part` (one real part of their results)."""
 
     policy: Any = None
 
@@ -62,6 +64,31 @@ class JaxTransformNamespace(JaxNamespace):
 
     def checkpoint(self, fn: Any) -> Any:
         return jax.checkpoint(lambda: jnp.asarray(fn(), dtype=F64), policy=self.policy)()
+
+    def scan(self, fn: Any, k: int, *args: Any) -> list:
+        """`foldl`: `fn(*carry, *x)` (the list of the new carry's parts) over the leading axis of the
+        stacked elements `args[k:]`, from the carry `args[:k]`, by `lax.scan`."""
+
+        def step(carry: list, x: list) -> tuple[list, None]:
+            return [jnp.asarray(v, dtype=F64) for v in fn(*carry, *x)], None
+
+        out, _ = lax.scan(step, [jnp.asarray(a, dtype=F64) for a in args[:k]], list(args[k:]))
+        return out
+
+    def cond(self, pred: Any, then: Any, orelse: Any) -> list:
+        """`if`: the real parts of `then()` or `orelse()` by `lax.cond` (only the taken one runs)."""
+        return lax.cond(
+            pred,
+            lambda: [jnp.asarray(v, dtype=F64) for v in then()],
+            lambda: [jnp.asarray(v, dtype=F64) for v in orelse()],
+        )
+
+    def select(self, pred: Any, a: Any, b: Any) -> Any:
+        """`if` of selection-like branches: both computed, one kept, by `lax.select`."""
+        return lax.select(jnp.asarray(pred), jnp.asarray(a, dtype=F64), jnp.asarray(b, dtype=F64))
+
+    def part(self, parts: list, k: int) -> Any:
+        return parts[k]
 
     def take_fill_or(self, a: Any, idxs: tuple, fill: Any) -> Any:
         """`a[idxs]` (traced indices), `fill` where an index is out of range."""
@@ -105,7 +132,7 @@ class JaxVmapEngine(TracedJaxEngine):
         return self.tracing
 
     def runtime(self, ops: Any, xp: Any) -> XpArrays:
-        return VmapArrays(ops, xp, self.tracing, _traced, lambda exc: isinstance(exc, _CONCRETE), self.name)
+        return VmapArrays(ops, xp, self.tracing, _traced, lambda exc: isinstance(exc, CONCRETE), self.name)
 
 
 class JaxCheckpointEngine(TracedJaxEngine):
@@ -130,7 +157,7 @@ class JaxCheckpointEngine(TracedJaxEngine):
             tracing.count += 1
             try:
                 return xp.checkpoint(lambda: code(f))
-            except _CONCRETE as exc:
+            except CONCRETE as exc:
                 raise NotImplementedError(
                     f"{self.name}: a let-bound subterm that needs a real concretely (an `if`, a comparison) "
                     f"is not checkpointed ({type(exc).__name__})"
@@ -161,6 +188,15 @@ class JitTransformed:
 
     jit = True
     _leaves_fn = JaxJitEngine._leaves_fn
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        """A subclass that names neither is `<engine>-jit` with `<semantics>, under jax.jit`."""
+        super().__init_subclass__(**kw)
+        base = cls.__mro__[2]  # the transformation engine after this mixin
+        if "name" not in vars(cls):
+            cls.name = f"{base.name}-jit"
+        if "semantics" not in vars(cls):
+            cls.semantics = f"{base.semantics}, under jax.jit"
 
     def repro_info(self) -> dict[str, Any]:
         info = super().repro_info()  # type: ignore[misc]

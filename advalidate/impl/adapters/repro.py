@@ -44,11 +44,11 @@ from .leaves import real_leaves, replace_leaves
 from .specials import XP_NAMES
 from .transforms import INT_TEXT
 
-EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop")
+EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop", "select", "part")
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 #: The namespace calls that transform a function of the program (issue #26: `jax-vmap`, ...).
-TRANSFORMATIONS = ("vmap", "checkpoint")
+TRANSFORMATIONS = ("vmap", "checkpoint", "scan", "cond")
 
 
 class Sym:
@@ -155,33 +155,37 @@ class TraceNamespace:
         return call
 
     def _transformation(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """A transformation of the library applied to a region of the program (`ns.vmap(fK, k)`,
-        `ns.checkpoint(fK)`): the region, traced when the library first called it, is the nested
-        `def fK(...)` written before the call."""
+        """A transformation of the library applied to regions of the program (`ns.vmap(fK, k)`,
+        `ns.checkpoint(fK)`, `ns.scan(fK, n, ...)`, `ns.cond(p, fK, fL)`): each function argument is
+        a region, traced when the library first called it, written as a nested `def fK(...)` before
+        the call."""
         trace, lift = self._trace, self._lift
 
-        def call(body: Callable[..., Any], *rest: Any) -> Any:
-            region: dict[str, Any] = {}
-
+        def region(body: Callable[..., Any], traced: dict[str, Any]) -> Callable[..., Any]:
             def inner(*params: Any) -> Any:
-                if "lines" in region:  # called again (a recomputation): traced once
+                if "lines" in traced:  # called again (a recomputation): traced once
                     return unwrap(body(*params))
                 syms = [Sym(trace.name(), p) for p in params]
                 outer, trace.lines = trace.lines, []
                 try:
                     out = body(*syms)
                 finally:
-                    region["lines"], trace.lines = trace.lines, outer
-                region["head"] = ", ".join(p.name for p in syms)
-                region["out"] = literal(out, lift)
+                    traced["lines"], trace.lines = trace.lines, outer
+                traced["head"] = ", ".join(p.name for p in syms)
+                traced["out"] = literal(out, lift)
                 return unwrap(out)
 
-            fname = trace.name("f")
-            result = fn(inner, *unwrap(rest))
-            trace.lines.append(f"    def {fname}({region['head']}):")
-            trace.lines.extend("    " + ln for ln in region["lines"])
-            trace.lines.append(f"        return {region['out']}")
-            return trace.fresh(result, f"ns.{name}({fname}{''.join(', ' + literal(r, lift) for r in rest)})")
+            return inner
+
+        def call(*args: Any) -> Any:
+            regions = {k: {"name": trace.name("f")} for k, a in enumerate(args) if callable(a)}
+            result = fn(*[region(a, regions[k]) if k in regions else unwrap(a) for k, a in enumerate(args)])
+            for r in regions.values():
+                trace.lines.append(f"    def {r['name']}({r['head']}):")
+                trace.lines.extend("    " + ln for ln in r["lines"])
+                trace.lines.append(f"        return {r['out']}")
+            text = ", ".join(regions[k]["name"] if k in regions else literal(a, lift) for k, a in enumerate(args))
+            return trace.fresh(result, f"ns.{name}({text})")
 
         return call
 
