@@ -154,6 +154,35 @@ def test_show_prints_each_stage_with_its_primitives() -> None:
         assert marker in adv.show(prog, name)
 
 
+def test_id_staged_stages_share_one_translation_but_a_mutant_translates_its_own() -> None:
+    # §6–§9 differ only in the monoid (zero, plus) the runtime implements, so one target serves all
+    # four; a stage with rules of its own must never be handed it.
+    from mutants import rule_mutant
+
+    from advalidate.impl.seed000.staged import StagedStage
+
+    prog = adv.parse(FIG1)
+    stages = [adv.engine(n) for n in ("staged", "cayley", "sparse", "mutable")]
+    assert len({id(s.target(prog)) for s in stages}) == 1
+    mutant = rule_mutant(StagedStage, "mul-swapped")
+    assert mutant.translation_key() is None
+    assert mutant.target(prog) is not stages[0].target(prog)
+    # Fig. 1 at (12, 13): the gradient is (37, 12). With the partials of `*` swapped (∂a := a,
+    # ∂b := b), x * z passes x = 12 to x and z = 25 to z = x + y: (12 + 25, 25) = (37, 25).
+    for s in stages:
+        assert s.vjp(prog, (12.0, 13.0))[1](1.0) == (37.0, 12.0)
+    assert mutant.vjp(prog, (12.0, 13.0))[1](1.0) == (37.0, 25.0)
+    # Each run counts with its own runtime, whichever stage compiled the shared target first.
+    fresh, cayley = adv.parse(FIG1), stages[1]
+    _, back = cayley.vjp(fresh, (12.0, 13.0))
+    back(1.0)
+    for s in stages:
+        s.vjp(fresh, (12.0, 13.0))[1](1.0)
+    _, again = cayley.vjp(fresh, (12.0, 13.0))
+    again(1.0)
+    assert again.stats == back.stats
+
+
 def test_engine_names_follow_the_paper() -> None:
     assert adv.engine_names()[:6] == REVERSE
     assert "forward" in adv.engine_names()

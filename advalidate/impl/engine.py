@@ -14,7 +14,7 @@ import math
 import operator
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, NamedTuple
 
 import mpmath
@@ -152,6 +152,10 @@ class Prepared(NamedTuple):
     real: Callable[[Any], Any]
 
 
+#: The caches of translations that several stages share, by (kind, `Stage.translation_key`).
+_SHARED: dict[tuple[str, Hashable], weakref.WeakKeyDictionary] = {}
+
+
 class CompiledOnce:
     """A translated program compiled once for one (numeric, dps, budget), for stages whose
     `compile_once` is set: on a small array program, compiling the closures at every `vjp` cost
@@ -211,6 +215,9 @@ class Stage:
     # `vjp` (`CompiledOnce`); a stage sets it when its runtime's per-run state lives only in the
     # runtime object and its budget is a plain `Budget`.
     compile_once = False
+    #: What the primitives `zero` and `plus` of a translation shared by several stages are in this
+    #: stage (`translation_key`), shown with the target program.
+    monoid = ""
 
     def rules(self) -> DualRules:
         raise NotImplementedError
@@ -225,10 +232,31 @@ class Stage:
         """The numeric domain the target program computes in."""
         return reference_ops(numeric, dps)
 
+    def translation_key(self) -> Hashable | None:
+        """The name of this stage's translation when other stages make the same one (the ID-staged
+        stages of §6–§9 differ only in the monoid their runtimes implement: `StagedRules`), so a
+        program is translated and compiled once for all of them; None when it is the stage's own.
+        Only the plain `Transformer` with rules that name themselves shared qualifies: a subclass
+        (a mutant, say) with rules or a transformer of its own always translates for itself."""
+        if "_translation_key" not in self.__dict__:
+            t = self.transformer()
+            shared = getattr(t.rules, "shared_key", None)
+            key = shared() if callable(shared) and type(t) is Transformer else None
+            self.__dict__["_translation_key"] = key
+        return self.__dict__["_translation_key"]
+
+    def _cache(self, kind: str) -> weakref.WeakKeyDictionary:
+        """The per-program cache of `kind` ("targets", "compiled"): the stage's own, or the one its
+        translation shares with the other stages that make it (`translation_key`)."""
+        key = self.translation_key()
+        if key is None:
+            return self.__dict__.setdefault(f"_{kind}", weakref.WeakKeyDictionary())
+        return _SHARED.setdefault((kind, key), weakref.WeakKeyDictionary())
+
     def target(self, prog: Program) -> C.CExpr:
         """The translated program (the paper's D[t] for this stage), made once per program: on a
         small program, translating it again at every `vjp` would cost more than running it."""
-        cache = self.__dict__.setdefault("_targets", weakref.WeakKeyDictionary())
+        cache = self._cache("targets")
         out = cache.get(prog)
         if out is None:
             core = self.source(prog)
@@ -258,7 +286,8 @@ class Stage:
         if prog.uses_derivatives:
             code = pretty_core(self.source(prog), prog.input_type)
             head = f"-- eliminate (seed 001): the derivative operators as code\n{code}\n\n"
-        return head + f"-- {self.name} ({self.section}): D[program]\n" + pretty_core(self.target(prog))
+        monoid = f", where {self.monoid}" if self.monoid else ""
+        return head + f"-- {self.name} ({self.section}): D[program]{monoid}\n" + pretty_core(self.target(prog))
 
     def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
         """Check the input, make a fresh runtime and compile the translated program against it."""
@@ -278,8 +307,7 @@ class Stage:
 
     def compiled(self, prog: Program, numeric: str, dps: int, budget: int | None) -> CompiledOnce:
         """The translated program compiled once for these settings (`compile_once`)."""
-        cache = self.__dict__.setdefault("_compiled", weakref.WeakKeyDictionary())
-        per_prog = cache.setdefault(prog, {})
+        per_prog = self._cache("compiled").setdefault(prog, {})
         key = (numeric, dps, budget)
         out = per_prog.get(key)
         if out is None:

@@ -45,7 +45,7 @@ class CayleyRuntime(StageRuntime):
     template: Any = None
 
     def stage_prims(self) -> dict:
-        return {"genID": self.new_id, "id": self.ident, "compose": self.compose, "SCall": self.scall}
+        return {"genID": self.new_id, "zero": self.ident, "plus": self.compose, "SCall": self.scall}
 
     def ident(self) -> Update:
         self.cost.n += 1
@@ -113,8 +113,11 @@ class CayleyStage(Stage):
     section = "§7, Fig. 9"
     supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
+    compile_once = True  # the target program is shared, each run binds its runtime (`CompiledOnce`)
+    monoid = "zero = id, plus = compose (∘)"
+
     def rules(self) -> StagedRules:
-        return StagedRules("id", "compose")
+        return StagedRules()
 
     def runtime(self, numeric: str, ops: Any) -> CayleyRuntime:
         return CayleyRuntime(numeric, ops)

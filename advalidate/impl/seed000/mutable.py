@@ -44,7 +44,7 @@ class MutableRuntime(StageRuntime):
     inputs = 0
 
     def stage_prims(self) -> dict:
-        return {"genID": self.new_id, "noop": self.noop, "seq": self.seq, "SCall": self.scall}
+        return {"genID": self.new_id, "zero": self.noop, "plus": self.seq, "SCall": self.scall}
 
     def noop(self) -> Effect:
         self.cost.n += 1
@@ -120,8 +120,11 @@ class MutableStage(Stage):
     section = "§9, Fig. 10"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
+    compile_once = True  # the target program is shared, each run binds its runtime (`CompiledOnce`)
+    monoid = "zero = noop (\\_ -> return ()), plus = seq (>>)"
+
     def rules(self) -> StagedRules:
-        return StagedRules("noop", "seq")
+        return StagedRules()
 
     def runtime(self, numeric: str, ops: Any) -> MutableRuntime:
         return MutableRuntime(numeric, ops)

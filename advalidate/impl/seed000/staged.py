@@ -42,7 +42,7 @@ class StagedRuntime(StageRuntime):
     snapshots: list[dict[int, Any]] | None = None  # set to [] to record the staging map at each SResolve step
 
     def stage_prims(self) -> dict:
-        return {"genID": self.new_id, "zero_staged": self.zero_staged, "plus_staged": self.plus, "SCall": self.scall}
+        return {"genID": self.new_id, "zero": self.zero_staged, "plus": self.plus, "SCall": self.scall}
 
     def zero_staged(self) -> Staged:
         self.cost.n += 1
@@ -99,8 +99,11 @@ class StagedStage(Stage):
     section = "§6, Fig. 8"
     supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 
+    compile_once = True  # the target program is shared, each run binds its runtime (`CompiledOnce`)
+    monoid = "zero = 0_Staged, plus = +_Staged"
+
     def rules(self) -> StagedRules:
-        return StagedRules("zero_staged", "plus_staged")
+        return StagedRules()
 
     def runtime(self, numeric: str, ops: Any) -> StagedRuntime:
         return StagedRuntime(numeric, ops)

@@ -5,6 +5,9 @@ in the monoid that backpropagators return into, so the rules take its zero and p
     D[r]          = (r, (genID(), \\z -> ZERO))
     D[op(x1..xn)] = (op(x1..xn), (genID(), \\z -> SCall d1 (∂1 op · z) PLUS ... PLUS SCall dn (∂n op · z)))
 with ZERO/PLUS = `0_Staged`/`+_Staged` (§6), `id`/`∘` (§7, §8), `\\_ -> return ()`/`>>` (§9).
+So the four stages translate a program to one target program, whose primitives `zero` and `plus`
+each stage's runtime implements with its monoid (`MONOID`): it is translated and compiled once per
+program for all four (`Stage.translation_key`), and each run binds its own runtime's primitives.
 
 `StagingMap` is the ordered map `Map ID (backpropagator, R)` of §6–§8: a dict with a max-heap of
 its keys, charging ⌈log₂(size+1)⌉ per insert, lookup or delete, as a balanced tree would.
@@ -22,13 +25,23 @@ from .cotangent import Counter
 from .rules import partials, scale
 from .transform import Transformer
 
+#: The primitive names of the monoid in the D² target program (`StagedRules`).
+MONOID = ("zero", "plus")
+
 
 class StagedRules:
     """The D² rules with the stage's monoid (`zero`, `plus`: names of runtime primitives)."""
 
-    def __init__(self, zero: str, plus: str) -> None:
+    def __init__(self, zero: str = MONOID[0], plus: str = MONOID[1]) -> None:
         self.zero = zero
         self.plus = plus
+
+    def shared_key(self) -> str | None:
+        """The name of the translation these rules make when every ID-staged stage makes the same
+        one (the monoid left to the runtime); None for rules of their own (a subclass, other names)."""
+        if type(self) is StagedRules and (self.zero, self.plus) == MONOID:
+            return "D² with the runtime's monoid (seed 000 Fig. 8)"
+        return None
 
     def _dual(self, t: Transformer, primal: C.CExpr, body: C.CExpr, z: str) -> C.CExpr:
         i = t.fresh("i")
