@@ -76,7 +76,7 @@ class DerivArith:
             return counted
 
         self.table = {
-            "dconst": float if numeric == "float" else mpmath.mpf,
+            "dconst": float if numeric == "float" else exact_mpf,
             "dadd": unit(lambda a, b: a + b),
             "dsub": unit(lambda a, b: a - b),
             "dmul": unit(lambda a, b: a * b),
@@ -89,6 +89,13 @@ class DerivArith:
             sp = specials.SPECIALS.get(name)
             fn = getattr(lib, name) if sp is None else (sp.fl if numeric == "float" else sp.mp)
             self.table["d" + name] = unit(fn)
+
+
+def exact_mpf(v: float) -> mpmath.mpf:
+    """A float as an mp number, exactly at any working precision (every float is a dyadic rational):
+    a literal of the derivative arithmetic converted at compile time is then the same number at
+    every precision the compiled program runs in (`CompiledOnce`)."""
+    return mpmath.mp.make_mpf(mpmath.libmp.from_float(float(v)))
 
 
 class StageRuntime:
@@ -157,7 +164,7 @@ _SHARED: dict[tuple[str, Hashable], weakref.WeakKeyDictionary] = {}
 
 
 class CompiledOnce:
-    """A translated program compiled once for one (numeric, dps, budget), for stages whose
+    """A translated program compiled once for one (numeric, budget), for stages whose
     `compile_once` is set: on a small array program, compiling the closures at every `vjp` cost
     as much as running them. The closures call the primitives of whichever run holds the program
     (`table`, looked up at each call), so every run still has a fresh runtime and exact counts of
@@ -306,9 +313,12 @@ class Stage:
         return Prepared(ops, rt, fn, float if numeric == "float" else mpmath.mpf)
 
     def compiled(self, prog: Program, numeric: str, dps: int, budget: int | None) -> CompiledOnce:
-        """The translated program compiled once for these settings (`compile_once`)."""
+        """The translated program compiled once for these settings (`compile_once`). Not once per
+        precision: nothing of it depends on the precision (its constants are exact, `exact_mpf`;
+        the arithmetic is the run's), so a stage run at MP_DPS and again at REF_DPS (the tape
+        baseline of the error estimate) compiles once."""
         per_prog = self._cache("compiled").setdefault(prog, {})
-        key = (numeric, dps, budget)
+        key = (numeric, budget)
         out = per_prog.get(key)
         if out is None:
             template = self.runtime(numeric, self.domain(numeric, dps))

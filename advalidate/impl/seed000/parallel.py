@@ -604,6 +604,7 @@ class ParallelStage(TapeStage):
     name = "parallel"
     section = "§12, Fig. 14-15"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
+    compile_once = False  # its budget is a `ThreadBudget` of each run's threads
 
     def __init__(self, threads: int | None = None, test_mode: bool = False, seed: int = 0) -> None:
         self.threads = default_threads() if threads is None else threads

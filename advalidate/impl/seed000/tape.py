@@ -97,6 +97,9 @@ class TapeStage(Stage):
     name = "tape"
     section = "§10.1-10.3"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
+    # Every per-run state (the tape) is in the runtime: compiled once per program, for the check's
+    # run and the error estimate's run at REF_DPS alike (engine `CompiledOnce`).
+    compile_once = True
 
     def rules(self) -> TapeRules:
         return TapeRules()
