@@ -135,6 +135,20 @@ def test_a_traced_read_of_an_empty_array_gives_zero(vmap: Any) -> None:
     np.testing.assert_array_equal(y, [1.0, 1.0])
 
 
+@pytest.mark.peers
+@pytest.mark.parametrize("name", ["jax-vmap", "jax-vmap-jit"])
+def test_a_sum_of_a_list_of_batched_indices_is_jax_integer_arithmetic(name: str) -> None:
+    # found by a default jax-vmap-jit campaign: `sum` of a list holding the batched index crashed
+    # (the language's overflow check read the tracer's bit_length)
+    eng = adv.engine(name)
+    prog = adv.parse(r"\(a : Array [2, 3] R) -> build [2, 3] (\[i, j] -> real (sum [i, j, 2]) * a ! [i, j])")
+    x = np.arange(6.0).reshape(2, 3)
+    res = check(prog, x, engines=[eng], oracles=ORACLES)
+    assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), res.report("all")
+    y, _ = eng.vjp(prog, x)
+    np.testing.assert_array_equal(y, (np.add.outer(np.arange(2), np.arange(3)) + 2) * x)
+
+
 # ---- jax-checkpoint: let-bound subterms under jax.checkpoint ------------------------------------------
 
 CHECKPOINT = ["jax-checkpoint", "jax-checkpoint-policy"]

@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ...lang.compile import INT_PRIMS, Budget, Compiler
+from ...lang.compile import INT_PRIMS, Budget, Compiler, cells_to_list
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
 from ...lang.xp import XpArrays, convert_xp
@@ -65,8 +65,8 @@ class Tracing:
 
 
 def int_prims(ops: Any, traced: Callable[..., bool]) -> dict[str, Callable[..., Any]]:
-    """The language's integer primitives, with traced arguments (`traced`) computed by the library
-    unchecked (`ops.int_op`, which a reproducer's trace records)."""
+    """The language's integer primitives (and `sum` of a list of integers), with traced arguments
+    (`traced`) computed by the library unchecked (`ops.int_op`, which a reproducer's trace records)."""
     out: dict[str, Callable[..., Any]] = {}
     for name, op in INT_PRIMS.items():
 
@@ -74,6 +74,17 @@ def int_prims(ops: Any, traced: Callable[..., bool]) -> dict[str, Callable[..., 
             return ops.int_op(_name, *args) if traced(*args) else _op(*args)
 
         out[name] = prim
+
+    def isum(xs: Any) -> Any:  # `sum` of a list of integers, some traced (a batched index)
+        items = cells_to_list(xs)
+        if not traced(*items):
+            return INT_PRIMS["iadd"](0, sum(items)) if items else 0
+        acc: Any = 0
+        for x in items:
+            acc = ops.int_op("iadd", acc, x)
+        return acc
+
+    out["isum"] = isum
     return out
 
 
