@@ -95,6 +95,8 @@ def expected_value(name: str, x):
         return (a, (b, c))  # = (3.03, 0.5, 1.79) by hand, see the example's comment
     return {
         "closure": 4.0,  # the identity
+        # Huber (delta 1): 0.5 * 0.5^2 + (2 - 0.5) + (1.5 - 0.5)
+        "conditionals": 0.125 + 1.5 + 1.0,
         "defs": 6 * (0.6 + 2 * 0.8),  # p/|p| = (0.6, 0.8), 3! = 6
         "dot": 0.5 - 2.0 + 6.0 + 6.0,
         "doubling": 1.5 * 2**10,
@@ -117,6 +119,9 @@ EXPECTED_OPS = {
     "fig1": 2,  # x + y, x * z
     "doubling": 10,  # ten additions
     "closure": 1,  # the literal 1.0
+    # per element r * r, 1.0, <, then the quadratic piece (0.5, *, *) or the linear one (r * r, sqrt,
+    # 0.5, -), and the fold's +: 7 for 0.5, 8 for -2.0 and 1.5; the literal 0.0 once
+    "conditionals": 7 + 8 + 8 + 1,
     "dot": 9,  # 4 products, sum: 0.0 and 4 additions
     "letrec": 6,  # 5 multiplications, the literal 1.0
     "lists": 28,  # map 4 x (*, +, 1.0), foldl 4 x (0.5, *, +), 0.0, h * w, real, +
