@@ -31,7 +31,7 @@ class DeltaRules:
 class DeltaStage(Stage):
     name = "delta"
     section = "seed 004 §2"
-    supports = ARRAY_FEATURES
+    supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
     guarantees = frozenset({"once", "linear"})  # §2.6: each Share once; the Delta is linear in the trace
     compile_once = True  # every per-run state is in the runtime (engine `CompiledOnce`)
 
