@@ -31,6 +31,33 @@ def test_the_default_engines_keep_the_swarm_mix() -> None:
     assert generate_kwargs(mix)["features"] is None
 
 
+def test_adapters_ask_for_a_share_of_array_programs_drawn_per_seed() -> None:
+    import pytest
+
+    pytest.importorskip("torch")
+    from advalidate.fuzz.mix import describe, shared_features
+
+    class Half:
+        mix_share = {"arrays": (1, 2)}
+
+    class Quarter:
+        mix_share = {"arrays": (1, 4)}
+
+    assert campaign_mix([Half(), Quarter()])["share"] == {"arrays": [1, 4]}  # the smallest asked
+    assert campaign_mix([Half(), engine("tape")])["share"] == {}  # not every engine asks
+    mix = campaign_mix([engine("torch")])
+    assert mix["share"] == {"arrays": [1, 2]} and "1 in 2 have arrays" in describe(mix)
+    seeds = [program_seed(7, i) for i in range(200)]
+    chosen = [s for s in seeds if "arrays" in shared_features(mix, s)]
+    assert 70 <= len(chosen) <= 130  # a binomial(200, 1/2) draw, seeded: 1 in 2 within 4 standard deviations
+    assert chosen == [s for s in seeds if "arrays" in shared_features(mix, s)]  # replayed from the seed alone
+    for s in chosen[:15]:
+        assert generate(s, None, **generate_kwargs(mix, s)).program.uses_arrays
+    arrays = sum(generate(s, None, **generate_kwargs(mix, s)).program.uses_arrays for s in seeds[:60])
+    swarm = sum(generate(s, None, **generate_kwargs(mix)).program.uses_arrays for s in seeds[:60])
+    assert arrays > swarm
+
+
 def test_features_fix_every_program_as_in_gen() -> None:
     mix = campaign_mix([engine("tape")], "lists,arrays")
     assert mix["features"] == "arrays,lists"

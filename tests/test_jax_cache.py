@@ -34,3 +34,13 @@ def test_the_jax_engine_sets_it_up_per_worker() -> None:
     from advalidate.impl import engine
 
     assert callable(getattr(engine("jax"), "worker_setup", None))
+
+
+def test_prune_deletes_the_oldest_entries_down_to_the_bound(tmp_path) -> None:
+    for k in range(5):
+        f = tmp_path / f"entry{k}-cache"
+        f.write_bytes(b"x" * 100)
+        os.utime(f, (1000 + k, 1000 + k))
+    assert jax_cache.prune(str(tmp_path), max_bytes=250) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry3-cache", "entry4-cache"]
+    assert jax_cache.prune(str(tmp_path), max_bytes=250) == 0

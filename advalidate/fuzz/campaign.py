@@ -1338,7 +1338,7 @@ def _regenerate(seed: int, size: int | None, mix: dict[str, Any]) -> tuple[str |
         from ..lang.pretty import pretty_module
         from ..lang.values import show_value
 
-        case = generate(seed, size, **generate_kwargs(mix))
+        case = generate(seed, size, **generate_kwargs(mix, seed))
         return pretty_module(case.program.module), show_value(case.input)
     except Exception:  # noqa: BLE001 - best effort, for the incident record only
         return None, None

@@ -9,7 +9,13 @@ and one whose engines only take array programs (seed 004's `dualarrays`, `bot`, 
   feature ("arrays", "nested");
 - it is *excluded* (no program has it) when no engine supports it (an engine without `supports`
   takes everything);
-- everything else is the generator's own swarm mix (`generators.build.draw_features`).
+- everything else is the generator's own swarm mix (`generators.build.draw_features`), except that
+  engines may ask for a *share*: `mix_share = {"arrays": (3, 4)}` on an engine says that at least 3
+  programs in 4 should have that feature. The tensor adapters ask for it because the calls where a
+  library's AD bugs live (gathers, scatters and reductions in every mode, `adapters/lowering.py`)
+  occur only in array code, of which the swarm mix draws about one program in five (issue #22).
+  The share is taken when every engine asks for one (the smallest); which programs get the
+  feature is drawn from each program's own seed (`shared_features`), so a campaign replays.
 
 `--features F1,F2|all` fixes the features of every program instead, as in `advalidate gen`.
 The mix is a plain JSON-ready dict in the worker configuration, recorded in summary.json.
@@ -17,7 +23,9 @@ The mix is a plain JSON-ready dict in the worker configuration, recorded in summ
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 #: Engine feature (`supports` / `requires`, those a check declines by: oracles.context.FEATURES_CHECKED)
@@ -52,10 +60,18 @@ def campaign_mix(engines: Iterable[Any], features: str | None = None) -> dict[st
             why.append(f"no engine supports {feat!r}")
     if "arrays" in require:
         exclude.add("nested")  # an array-only mix: no operator (generators.build.constrain drops it too)
+    share = {}
+    for feat, gen in GENERATOR_FEATURES.items():
+        asked = [getattr(e, "mix_share", None) or {} for e in engines]
+        if engines and all(feat in a for a in asked) and gen[0] not in require | exclude:
+            num, den = min((tuple(a[feat]) for a in asked), key=lambda nd: Fraction(*nd))
+            share[gen[0]] = [num, den]
+            why.append(f"every engine asks for {feat!r} in {num} programs of {den}")
     return {
         "features": None,
         "require": sorted(require),
         "exclude": sorted(exclude - require),
+        "share": share,
         "why": "; ".join(why) or "the default mix: the engines take every kind of program",
     }
 
@@ -65,13 +81,25 @@ def _supports(eng: Any, feat: str) -> bool:
     return supports is None or feat in supports
 
 
-def generate_kwargs(mix: dict[str, Any] | None) -> dict[str, Any]:
-    """The arguments of `generators.generate` (after seed and size) that realise `mix`."""
+def shared_features(mix: dict[str, Any] | None, seed: int | None) -> frozenset[str]:
+    """The features the mix's shares give the program of `seed` (drawn from the seed alone)."""
+    if not mix or seed is None:
+        return frozenset()
+    out = set()
+    for feat, (num, den) in sorted((mix.get("share") or {}).items()):
+        if random.Random(f"advalidate-mix:{seed}:{feat}").randrange(den) < num:
+            out.add(feat)
+    return frozenset(out)
+
+
+def generate_kwargs(mix: dict[str, Any] | None, seed: int | None = None) -> dict[str, Any]:
+    """The arguments of `generators.generate` (after seed and size) that realise `mix` for the
+    program of `seed` (without it, the mix's shares are not drawn)."""
     if not mix:
         return {}
     return {
         "features": mix.get("features"),
-        "require": frozenset(mix.get("require") or ()),
+        "require": frozenset(mix.get("require") or ()) | shared_features(mix, seed),
         "exclude": frozenset(mix.get("exclude") or ()),
     }
 
@@ -87,4 +115,6 @@ def describe(mix: dict[str, Any] | None) -> str:
         parts.append("every program has " + ", ".join(mix["require"]))
     if mix.get("exclude"):
         parts.append("none has " + ", ".join(mix["exclude"]))
+    for feat, (num, den) in sorted((mix.get("share") or {}).items()):
+        parts.append(f"{num} in {den} have {feat}")
     return ("; ".join(parts) or "the default mix") + f" ({mix.get('why', '')})"

@@ -145,9 +145,13 @@ def judge(prog: Any, x: Any, engines: list[Any], oracles: list[str] | None, seed
 
 
 def brief_verdict(v: Any) -> dict[str, Any]:
-    """The engine, oracle, status and detail of a verdict."""
+    """The engine, oracle, status and detail of a verdict, and the library calls it judged through
+    (`calls`: the consistency oracle's lowerings, counted in summary.json's `lowering_coverage`)."""
     out = {k: getattr(v, k, None) for k in ("oracle", "status", "detail")}
     out["engine"] = str(getattr(v, "engine", None))
+    calls = getattr(v, "calls", None)
+    if calls:
+        out["calls"] = list(calls)
     return out
 
 
@@ -222,7 +226,7 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
     size = cfg.size if cfg.size is not None else program_size(pseed, cfg.max_size)
     out: dict[str, Any] = {"index": index, "seed": pseed, "size": size}
     try:
-        case = generate(pseed, size, **generate_kwargs(cfg.mix))
+        case = generate(pseed, size, **generate_kwargs(cfg.mix, pseed))
     except Exception as exc:  # noqa: BLE001 - a generator bug is reported, not fatal
         out["error"] = f"generator failed: {type(exc).__name__}: {exc}"
         out["seconds"] = time.perf_counter() - t0
