@@ -119,6 +119,27 @@ def test_the_plan_is_drawn_from_the_seed() -> None:
     assert len(set(picks.values())) > 2  # different seeds reach different calls
 
 
+def test_each_judged_input_draws_its_own_calls_reproducibly() -> None:
+    from advalidate.impl.adapters.jax_lowerings import LOWERINGS
+    from advalidate.impl.adapters.lowering import Plan
+
+    def draws(seed: int, inputs: int) -> list[str]:
+        plan, out = Plan(LOWERINGS, seed), []
+        for _ in range(inputs):
+            plan.forget_met()  # the consistency oracle, at each judged input
+            plan.start()
+            out.append(plan.pick("scatter-max", True).name)
+        return out
+
+    rows = {low.name for low in LOWERINGS["scatter-max"]}
+    first = {seed: draws(seed, 1)[0] for seed in range(200)}
+    assert all(draws(seed, 4) == draws(seed, 4) for seed in range(20))  # replayed from the seed
+    assert all(draws(seed, 4)[0] == first[seed] for seed in range(20))  # the first input as before
+    # a program judged at four inputs goes through several calls of the construct, not one
+    assert sum(len(set(draws(s, 4))) for s in range(50)) > 2 * 50
+    assert {n for s in range(50) for n in draws(s, 4)} == rows
+
+
 def test_undefined_behaviour_is_recorded_not_reported() -> None:
     eng = _engine("torch")
     src, x = PROGRAMS["scatter-add"]  # repeated targets

@@ -147,6 +147,7 @@ class Plan:
     ties: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    epoch: int = 0  # the judged inputs so far (`forget_met`): each after the first draws afresh
 
     def start(self) -> None:
         """A new run of the program: the k-th occurrence of a construct gets the same lowering again."""
@@ -163,20 +164,31 @@ class Plan:
         pinned = [low for low in rows if low.name == self.pin]
         if pinned:
             return pinned[0]
-        rng = random.Random(f"advalidate-palette:{self.seed}:{construct}:{single}")
+        rng = random.Random(f"advalidate-palette:{self.seed}:{self._draw}{construct}:{single}")
         palette: list[Lowering] = []
         while len(palette) < min(PALETTE, len(rows)):
             low = rng.choices(rows, weights=[r.weight for r in rows])[0]
             if low not in palette:
                 palette.append(low)
-        low = random.Random(f"advalidate-lowering:{self.seed}:{construct}:{k}").choice(palette)
+        low = random.Random(f"advalidate-lowering:{self.seed}:{self._draw}{construct}:{k}").choice(palette)
         if self.only is not None and low.name != self.only:
             low = rows[0]
         return low
 
+    @property
+    def _draw(self) -> str:
+        """What the draws are keyed by besides the seed: the judged input after the first."""
+        return f"{self.epoch}:" if self.epoch > 1 else ""
+
     def forget_met(self) -> None:
-        """Judging at another input: the ties and undefined cases met so far were met elsewhere."""
+        """Judging at another input: the ties and undefined cases met so far were met elsewhere, and
+        the calls are drawn afresh for it. A program's constructs are few (a scatter maximum occurs
+        in about one program in fourteen), so each judged input (the check's and the user-met
+        ones, `oracles.user_inputs`) exercising its own calls multiplies the calls a campaign reaches
+        at no extra run; the judged inputs come in a fixed order, so a replay, the localisation of
+        a failure (`only`) and a finding's repro.py meet the same draws."""
         self.ties, self.undefined = [], []
+        self.epoch += 1
 
     def use(self, low: Lowering) -> Lowering:
         if low not in self.used:
