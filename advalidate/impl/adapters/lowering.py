@@ -186,8 +186,10 @@ class Plan:
         in about one program in fourteen), so each judged input (the check's and the user-met
         ones, `oracles.user_inputs`) exercising its own calls multiplies the calls a campaign reaches
         at no extra run; the judged inputs come in a fixed order, so a replay, the localisation of
-        a failure (`only`) and a finding's repro.py meet the same draws."""
-        self.ties, self.undefined = [], []
+        a failure (`only`) and a finding's repro.py meet the same draws. `used` starts afresh too:
+        the calls of a failing input are those its failure is localised among and its tie rule
+        comes from (a verdict's `calls` are those of the input it was decided at)."""
+        self.ties, self.undefined, self.used = [], [], []
         self.epoch += 1
 
     def use(self, low: Lowering) -> Lowering:
