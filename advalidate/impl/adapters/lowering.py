@@ -153,26 +153,31 @@ class Plan:
         """A new run of the program: the k-th occurrence of a construct gets the same lowering again."""
         self.counts = {}
 
-    def pick(self, construct: str, single: bool) -> Lowering:
+    def pick(self, construct: str, single: bool, out_of_range: bool = False) -> Lowering:
         """The lowering of the next occurrence of `construct`: drawn from the program's palette for
         it (at most PALETTE rows, drawn once from the seed by their weights, so that a loop over
         many occurrences does not make the library compile every call of the table), one per
-        occurrence."""
+        occurrence. An occurrence with indices `out_of_range` draws from the calls that receive
+        them (`oob="own"`: the library's clamping, wrapping, dropping, filling), where a library's
+        own out-of-range rules are exercised; a masking call would see only the in-range ones."""
         k = self.counts.get(construct, 0)
         self.counts[construct] = k + 1
         rows = [low for low in self.table[construct] if single or not low.single]
         pinned = [low for low in rows if low.name == self.pin]
         if pinned:
             return pinned[0]
-        rng = random.Random(f"advalidate-palette:{self.seed}:{self._draw}{construct}:{single}")
+        first = rows[0]
+        own = [low for low in rows if low.oob == "own"] if out_of_range else []
+        rows, tag = (own, ":oob") if own else (rows, "")
+        rng = random.Random(f"advalidate-palette:{self.seed}:{self._draw}{construct}:{single}{tag}")
         palette: list[Lowering] = []
         while len(palette) < min(PALETTE, len(rows)):
             low = rng.choices(rows, weights=[r.weight for r in rows])[0]
             if low not in palette:
                 palette.append(low)
-        low = random.Random(f"advalidate-lowering:{self.seed}:{self._draw}{construct}:{k}").choice(palette)
+        low = random.Random(f"advalidate-lowering:{self.seed}:{self._draw}{construct}:{k}{tag}").choice(palette)
         if self.only is not None and low.name != self.only:
-            low = rows[0]
+            low = first
         return low
 
     @property
@@ -236,7 +241,7 @@ class LoweredArrays(XpArrays):
         if 0 in ash[:m]:  # nothing to read from: every read is out of range (0), no library call
             return super().take(a, js, elem, fill)
         js = [np.ascontiguousarray(np.broadcast_to(np.asarray(j, dtype=np.int64), outer)) for j in js]
-        low = self.plan.use(self.plan.pick("gather", m == 1))
+        low = self.plan.use(self.plan.pick("gather", m == 1, not _in_range(js, ash)))
         fn = getattr(self.xp, low.method)
         if low.oob == "own":
             return fn(a, tuple(js))
@@ -265,7 +270,7 @@ class LoweredArrays(XpArrays):
         targets = [np.broadcast_to(np.asarray(j, dtype=np.int64), src).ravel() for j in js]
         construct = "scatter-add" if combine == "add" else "scatter-max"
         values = self.xp.reshape(a, (n,) + rest)
-        low = self.plan.pick(construct, m == 1)
+        low = self.plan.pick(construct, m == 1, not _in_range(targets, shape))
         ts, vs = self._in_reach(low, targets, values, shape[:m])
         if low.undefined and _duplicates(ts):
             self.plan.undefined.append(f"{low.name} with repeated targets: {low.undefined}")
@@ -325,6 +330,11 @@ class LoweredArrays(XpArrays):
                 best[p] = np.maximum(best[p], row)
             else:
                 best[p] = row
+
+
+def _in_range(idxs: Sequence[np.ndarray], extents: Sequence[int]) -> bool:
+    """Every index within [0, extent) of its dimension."""
+    return all(not np.size(j) or (int(np.min(j)) >= 0 and int(np.max(j)) < n) for j, n in zip(idxs, extents))
 
 
 def _duplicates(targets: list) -> bool:
