@@ -327,3 +327,18 @@ def test_weights_summing_to_two_at_a_tie_fail() -> None:
     Planted = planted_torch("max", "bad_amax", "lw_bad_amax", DoublingNamespace)
     verdict, _ = _tie_verdict(Planted(), "bad_amax")
     assert verdict.status == "fail" and "at a kink" in verdict.detail, verdict.describe()
+
+
+def test_a_tie_of_special_min_max_inside_a_smooth_composition_is_judged_by_the_tie_rule() -> None:
+    """min (max (2x) (x/2)) x is x near 0 (smooth: differences see no kink), but at x = 0 both
+    ties are split by JAX's calls as documented (a gradient in the pieces' hull, not 1):
+    the calls' tie is recorded, so the selection-gradient verdict judges it, not differences
+    (a default campaign, seed 2 on main, reported it as a wrong gradient of jnp.fmax)."""
+    eng = _engine("jax")
+    prog = parse(r"\(x : R) -> min (max (x + x) (0.5 * x)) x")
+    for seed in range(4):
+        lowered = eng.lowered(seed)
+        lowered.vjp(prog, 0.0)
+        assert lowered.plan.ties, seed
+        v = check(prog, 0.0, engines=[eng], oracles=["consistency"], seed=seed).verdicts[0]
+        assert v.status != "fail", (seed, v.detail)

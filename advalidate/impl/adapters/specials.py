@@ -150,10 +150,40 @@ def row_of(holder: Any, name: str) -> Lowering:
     return low
 
 
+def note_kink(holder: Any, name: str, low: Lowering, args: tuple) -> None:
+    """A lowered run meeting special function `name` exactly at its kink (`SPECIALS[name].kink`:
+    `min` / `max` at a tie, `abs` at 0, `floor` at an integer) records it in the plan, so the
+    consistency oracle judges the gradient by the call's tie rule: where the pieces around the kink
+    compose into a smooth function (`min (max (2 x) (k x)) x` at x = 0), differences see no kink,
+    yet a call splitting the tie (`jnp.fmax`) gives, as documented, no derivative of it."""
+    plan = getattr(holder, "plan", None)
+    kink = SPECIALS[name].kink
+    if plan is None or kink is None:
+        return
+    vals = [_concrete(holder, a) for a in args]
+    if any(v is None for v in vals):
+        return  # under a tracing compiler: no values to compare
+    a, b, _ = kink(*vals)
+    if np.any(np.asarray(a) == np.asarray(b)):
+        plan.note_tie(low)
+
+
+def _concrete(holder: Any, a: Any) -> np.ndarray | None:
+    """The numbers of `a` (a scalar of `ops`, an array of the namespace), or None under tracing."""
+    try:
+        if hasattr(holder, "values"):
+            v = holder.values(a)
+            return None if v is None else np.asarray(v, dtype=np.float64)
+        return np.asarray(holder.primal(a), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a tracer without a value
+        return None
+
+
 def _ops_method(name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any) -> Any:
         self.check_special(name, args)
         low = row_of(self, name)
+        note_kink(self, name, low, args)
         return resolve(low.call)(*low.lead, *args)
 
     method.__name__ = method.__qualname__ = name
@@ -172,6 +202,7 @@ def _xp_method(name: str, convert: Callable[[Any], Any] | None) -> Callable[...,
         if convert is not None:
             args = tuple(convert(a) for a in args)
         low = row_of(self, name)
+        note_kink(self, name, low, args)
         return resolve(low.call)(*low.lead, *args)
 
     method.__name__ = method.__qualname__ = ELEMENTWISE[name]
