@@ -124,6 +124,11 @@ class JaxEngine(ForwardMode, TensorEngine):
     name = "jax"
     library = "jax"
     semantics = "language: JAX's fill / drop modes"
+    #: A JAX campaign draws array code for 1 program in 2 (fuzz/mix.py; the swarm mix: about 1 in 5):
+    #: the calls of the lowering table, where the library's AD bugs live, occur only there. PyTorch's
+    #: adapters keep the swarm mix: its campaigns reach their bugs in it, and with the share their
+    #: throughput fell below 20 programs per CPU second (docs/benchmarks.md).
+    mix_share = {"arrays": (1, 2)}
 
     def __init__(self) -> None:
         self.branches = Branches()

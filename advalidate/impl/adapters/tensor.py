@@ -128,10 +128,6 @@ class TensorEngine(AdapterEngine):
 
     # "nested": derivative operators inside programs, through the library's own transforms (`ops.lib_vjp`, ...)
     supports = frozenset({"lists", "sums", "recursion", "par", "higher-order", "arrays", "nested"})
-    #: A campaign of adapters draws array code for 1 program in 2 (fuzz/mix.py): the calls of the
-    #: lowering table, where the libraries' AD bugs live, occur only there (the swarm mix draws it for
-    #: about one in five; a JAX array program costs about ten scalar ones, so not more).
-    mix_share = {"arrays": (1, 2)}
     semantics = "language"  # the out-of-range semantics mapped (see `namespace`)
 
     def namespace(self) -> Any:
