@@ -200,6 +200,15 @@ def test_what_needs_a_real_concretely_inside_a_traced_region_is_declined(name: s
 
 
 @pytest.mark.peers
+def test_an_untaken_branch_that_raises_when_traced_is_declined() -> None:
+    prog = adv.parse(r"\((x, n) : (R, Z)) -> if x < 1.0 then real (div 1 n) * x else x * x")
+    with pytest.raises(NotImplementedError, match="jax-cond: lax.cond traces both branches"):
+        adv.engine("jax-cond").vjp(prog, (2.0, 0))
+    _, back = adv.engine("jax-cond").vjp(prog, (2.0, 1))  # no error in either branch: lax.cond
+    assert back(1.0) == (4.0, 1)
+
+
+@pytest.mark.peers
 @pytest.mark.parametrize("name", ["jax-scan", "jax-cond"])
 def test_a_domain_error_inside_a_traced_region_is_the_languages(name: str) -> None:
     text = (

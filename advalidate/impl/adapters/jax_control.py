@@ -27,7 +27,9 @@ As for `jax-vmap`: the program first runs eagerly (the transformation off) at th
 domain errors are the language's; inside a traced region (a scan body, a `lax.cond` branch) no
 primal can be read, and what needs one (a comparison of reals that is not such an `if`'s
 condition, an `if` on one whose value is not reals) is declined with NotImplementedError naming
-the engine (verdict *not applicable*), as is a nest of more than `MAX_COND_DEPTH` traced `if`s.
+the engine (verdict *not applicable*), as is a nest of more than `MAX_COND_DEPTH` traced `if`s and
+an untaken branch that raises the language's error when `lax.cond` traces it (an integer division
+by zero: the language never evaluates it).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang.compile import Budget, Compiler, cells_to_list, lfoldl
+from ...lang.errors import EvalError
 from ...lang.nested import parts
 from ...lang.types import Type
 from .control import ControlCompiler, from_parts, part_count
@@ -113,6 +116,11 @@ class JaxControlEngine(TracedJaxEngine):
             out = xp.cond(p, lambda: parts(then(f), ty), lambda: parts(orelse(f), ty))
         except CONCRETE as exc:
             raise _declined(self.name, "a branch", exc) from None
+        except EvalError as exc:  # the eager run had none: the branch the language does not take
+            raise NotImplementedError(
+                f"{self.name}: lax.cond traces both branches, and the one the language does not take "
+                f"raises when traced ({exc})"
+            ) from None
         finally:
             tracing.depth -= 1
         return from_parts(ty, iter([xp.part(out, k) for k in range(part_count(ty))]))
