@@ -151,21 +151,48 @@ class Transformer:
         xs: list[C.CExpr] = []
         ds: list[C.CExpr] = []
         for a in args:
-            if isinstance(a, C.Var):
-                p = a.name
-            else:
-                p = self.fresh("p")
-                binds.append((p, a))
-            xv, dv = self.fresh("x"), self.fresh("d")
-            binds += [(xv, C.Fst(C.Var(p))), (dv, C.Snd(C.Var(p)))]
-            xs.append(C.Var(xv))
-            ds.append(C.Var(dv))
+            x, d = self.split(a, binds)
+            xs.append(x)
+            ds.append(d)
         y = self.fresh("y")
         value = C.Op(op, xs) if primal is None else primal(xs)
         body = C.Let(y, value, self.rules.prim(self, op, xs, ds, C.Var(y)))
         for name, rhs in reversed(binds):
             body = C.Let(name, rhs, body)
         return body
+
+    def split(self, a: C.CExpr, binds: list[tuple[str, C.CExpr]]) -> tuple[C.Var, C.Var]:
+        """Variables for the primal and derivative parts of the dual argument `a`, with the bindings
+        they need appended to `binds` (evaluated in order, before the operation).
+
+        A dual number built in place, `let v1 = … in … (l, r)` with names of this translation's
+        own (as every rule's result is), has its bindings floated out and `l`, `r` bound directly,
+        rather than the pair bound and taken apart (`let p = … in let x = fst p in let d = snd p`):
+        an administrative reduction (seed 001 §4's A-normal form) that moves no operation, so every
+        count is the same, while the target program and the work of compiling and running it
+        shrink. Only fresh names are floated, so none can capture a variable of the program."""
+        e = a
+        floated: list[tuple[str, C.CExpr]] = []
+        while isinstance(e, C.Let) and self.own(e.name):
+            floated.append((e.name, e.rhs))
+            e = e.body
+        if isinstance(e, C.PairC):
+            binds += floated
+            return self._bound(e.left, "x", binds), self._bound(e.right, "d", binds)
+        p = self._bound(a, "p", binds)
+        return self._bound(C.Fst(p), "x", binds), self._bound(C.Snd(p), "d", binds)
+
+    def _bound(self, e: C.CExpr, base: str, binds: list[tuple[str, C.CExpr]]) -> C.Var:
+        """`e` itself when it is a variable, else a fresh variable bound to it in `binds`."""
+        if isinstance(e, C.Var):
+            return e
+        v = self.fresh(base)
+        binds.append((v, e))
+        return C.Var(v)
+
+    def own(self, name: str) -> bool:
+        """Whether `name` was made by this translation (`fresh`), so unique program-wide."""
+        return "#" in name
 
     def sum(self, xs: C.CExpr) -> C.CExpr:
         """`sum xs` is `foldl (\\a b -> a + b) 0.0 xs` with the stage's `+` and `0.0`."""

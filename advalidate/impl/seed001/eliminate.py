@@ -167,6 +167,9 @@ class _InnerTransformer(Transformer):
     def fresh(self, base: str) -> str:
         return self._fresh(base)
 
+    def own(self, name: str) -> bool:
+        return False  # the elimination's names are not told apart from its copies' (simplify floats)
+
 
 # ---- the wrappers: Fig. 7's Interleave / Deinterleave at τ and σ, and forward mode's ------------
 
