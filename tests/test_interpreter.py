@@ -17,13 +17,15 @@ import threading
 
 import mpmath
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import advalidate as adv
 from advalidate import Inl, Inr
 from advalidate.lang import program as P
 from advalidate.lang.compile import Compiler, thread_budget
 from advalidate.lang.errors import BudgetError, DomainError
-from advalidate.lang.numeric import FloatOps
+from advalidate.lang.numeric import FloatOps, MpOps
 from advalidate.lang.program import CMP_OP_NAMES, REAL_OP_NAMES, run_reference
 from advalidate.lang.values import check_value
 
@@ -508,3 +510,33 @@ def test_recorded_arguments_are_the_values_computed_so_far(recorder):
     prog, x = example("fig1")
     adv.evaluate(prog, x)
     assert recorder.calls == [("add", 12.0, 13.0), ("mul", 12.0, 25.0)]
+
+
+@given(
+    mant=st.integers(min_value=-(2**200), max_value=2**200),
+    exp=st.integers(min_value=-1200, max_value=1200),
+    dps=st.sampled_from([15, 30, 60, 80]),
+)
+@settings(max_examples=400, deadline=None)
+def test_mp_range_check_matches_its_definition(mant, exp, dps):
+    """`MpOps._ok` decides "finite and |v| ≤ 1e300" from the mpf's exponent and bit count where
+    that is exact: the same decision as comparing the numbers, near the bound 2^996..2^997 too."""
+    ops = MpOps(dps)
+    with mpmath.workdps(dps):
+        for v in (mpmath.mpf(mant) * mpmath.mpf(2) ** exp, mpmath.mpf(1e300) + mant * mpmath.mpf(2) ** (exp // 4)):
+            defined = bool(mpmath.isfinite(v)) and abs(v) <= mpmath.mpf(1e300)
+            try:
+                ops._ok(v, "x")
+                decided = True
+            except DomainError:
+                decided = False
+            assert decided == defined, v
+
+
+def test_mp_range_check_specials():
+    ops = MpOps(30)
+    for v in (mpmath.inf, -mpmath.inf, mpmath.nan, mpmath.mpf(2) ** 997, -(mpmath.mpf(1e300) * 2)):
+        with pytest.raises(DomainError):
+            ops._ok(v, "x")
+    for v in (mpmath.mpf(0), mpmath.mpf(1e300), -mpmath.mpf(1e300), mpmath.mpf(2) ** 996):
+        assert ops._ok(v, "x") is v

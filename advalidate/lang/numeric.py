@@ -217,6 +217,8 @@ class FloatOps(ReferenceOps):
 #: not convert a float each time.
 _MP_HUGE = mpmath.mpf(1e300)
 _MP_EXP_MAX = mpmath.mpf(690)
+#: exp + bc of `_MP_HUGE`: a nonzero mpf whose exp + bc is below it is below 2^996 < 1e300.
+_MP_HUGE_TOP = _MP_HUGE._mpf_[2] + _MP_HUGE._mpf_[3]
 
 
 class MpOps(ReferenceOps):
@@ -236,6 +238,17 @@ class MpOps(ReferenceOps):
         return mpmath.mpf(r)
 
     def _ok(self, v: Any, what: str) -> Any:
+        # Every result of every operation passes here: decided from the mpf's (sign, mantissa,
+        # exponent, bit count) where that is exact, |v| in [2^(exp+bc-1), 2^(exp+bc)) and
+        # 1e300 in [2^996, 2^997); only an exponent at the bound compares the numbers.
+        raw = getattr(v, "_mpf_", None)
+        if raw is not None:
+            _, man, exp, bc = raw
+            if man:
+                if exp + bc < _MP_HUGE_TOP:
+                    return v
+            elif not exp:  # zero (inf and nan have no mantissa and a special exponent)
+                return v
         if not mpmath.isfinite(v) or abs(v) > _MP_HUGE:
             raise DomainError(f"{what} gave a result out of range ({mpmath.nstr(v, 8)})")
         return v
