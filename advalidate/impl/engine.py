@@ -296,8 +296,10 @@ class Stage:
         monoid = f", where {self.monoid}" if self.monoid else ""
         return head + f"-- {self.name} ({self.section}): D[program]{monoid}\n" + pretty_core(self.target(prog))
 
-    def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int) -> Prepared:
-        """Check the input, make a fresh runtime and compile the translated program against it."""
+    def prepare(self, prog: Program, x: Any, numeric: str, budget: int | None, dps: int,
+                runtime: Callable[[str, ReferenceOps], StageRuntime] | None = None) -> Prepared:  # fmt: skip
+        """Check the input, make a fresh runtime (`runtime`, by default the stage's) and compile the
+        translated program against it."""
         check_value(x, prog.input_type, "input")
         if prog.uses_arrays and "arrays" not in self.supports:
             raise NotImplementedError(
@@ -305,7 +307,7 @@ class Stage:
                 "are trees of the input; use tape, mutable, parallel or forward (element at a time)"
             )
         ops = self.domain(numeric, dps)
-        rt = self.runtime(numeric, ops)
+        rt = (runtime or self.runtime)(numeric, ops)
         if self.compile_once:
             fn = self.compiled(prog, numeric, dps, budget).bind(rt)
         else:
