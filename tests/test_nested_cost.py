@@ -15,6 +15,7 @@ import advalidate as adv
 from advalidate.cli import main
 from advalidate.generators import generate
 from advalidate.generators.nested import NEST_COST_MAX, nest_cost
+from advalidate.impl.seed001 import Declined, eliminate, eliminated
 from advalidate.impl.seed001.simplify import simplify, unique_names
 from advalidate.lang import core as C
 from advalidate.lang.compile import DERIV_STEPS, Budget, Compiler
@@ -96,6 +97,28 @@ def test_generated_nested_programs_respect_the_cost_bound() -> None:
             seen += 1
             assert nest_cost(case.program) <= NEST_COST_MAX, case.text
     assert seen >= 20
+
+
+@given(seed=st.integers(0, 10**6), size=st.integers(30, 120), features=st.sampled_from(["nested", "all"]))
+@settings(max_examples=60, deadline=None)
+def test_early_stopped_elimination_decides_the_cost_bound_as_the_full_one(seed: int, size: int, features: str) -> None:
+    """`nest_cost(prog, limit)` stops eliminating once the outermost operators' code is over the
+    limit: the same accept / reject decision as counting the whole eliminated program, and the
+    same size (cached for the engines) when it is within the limit."""
+    case = generate(seed, size, features, check=False, max_attempts=1)  # the first draw, over the bound or not
+    prog = case.program
+    if not prog.uses_derivatives:
+        return
+    try:
+        full = C.node_count(eliminate(prog.core))
+    except Declined:
+        full = 0
+    for limit in (NEST_COST_MAX, full, max(0, full - 1), full // 3):
+        fresh = adv.parse(case.text)  # nothing cached for it yet
+        early = nest_cost(fresh, limit)
+        assert (early > limit) == (full > limit), (limit, early, full, case.text)
+        if full <= limit:
+            assert early == full and C.node_count(eliminated(fresh)) == full
 
 
 # ---- depth: polynomial below MAX_DERIV_DEPTH, refused above it (issue #24) ---------------------

@@ -83,14 +83,19 @@ def is_diff(t: Type) -> bool:
     return isinstance(t, (Real, Unit))
 
 
-def nest_cost(prog: Program) -> int:
+def nest_cost(prog: Program, limit: int | None = None) -> int:
     """The size (core nodes) of `prog` with its derivative operators eliminated; 0 without any
-    operator, or when elimination declines (the engines then decline the program too)."""
+    operator, or when elimination declines (the engines then decline the program too). With a
+    `limit`, a size above it may be any number above it: elimination stops as soon as the code of
+    its outermost operators alone is larger (`seed001.eliminated_size`), and a program is then
+    rejected even if an operator not yet eliminated would have been declined."""
     if not prog.uses_derivatives:
         return 0
-    from ..impl.seed001 import Declined, eliminated
+    from ..impl.seed001 import Declined, eliminated, eliminated_size
     from ..lang.core import node_count
 
+    if limit is not None:
+        return eliminated_size(prog, limit)
     try:
         return node_count(eliminated(prog))
     except Declined:

@@ -80,7 +80,7 @@ def generate(
             features = built.features  # the generator counts the operators it nests, not those of the
             continue  # let-bound functions their functions call: too deep for the language, the next sub-seed
         case = GeneratedCase(seed, built.target_size, built.features, prog, built.input, attempt + 1, None, built)
-        if nest_cost(prog) > NEST_COST_MAX and attempt + 1 < max_attempts:
+        if nest_cost(prog, NEST_COST_MAX) > NEST_COST_MAX and attempt + 1 < max_attempts:
             features = built.features  # too costly to differentiate (`nested.NEST_COST_MAX`): the
             continue  # next sub-seed, with the same features so the mix keeps its share of them
         if not _has_required(prog, require) and attempt + 1 < max_attempts:

@@ -10,6 +10,6 @@ eliminated too.
 
 from __future__ import annotations
 
-from .eliminate import Declined, eliminate, eliminated, specialise
+from .eliminate import Declined, eliminate, eliminated, eliminated_size, specialise
 
-__all__ = ["Declined", "eliminate", "eliminated", "specialise"]
+__all__ = ["Declined", "eliminate", "eliminated", "eliminated_size", "specialise"]

@@ -250,8 +250,12 @@ class _Binding:
 class Eliminator:
     """One pass over a program: `expr` returns the program without derivative operators."""
 
-    def __init__(self, who: str) -> None:
+    def __init__(self, who: str, limit: int | None = None) -> None:
         self.who = who
+        # `limit`: stop (`OverLimit`) once the outermost operators' code already has more nodes.
+        self.limit = limit
+        self.spent = 0  # nodes of the outermost operators' code so far
+        self.inside = 0  # operators being eliminated around the current node
         self.env: dict[str, _Binding] = {}
         self._ids = itertools.count()
         self._order = itertools.count()
@@ -305,8 +309,17 @@ class Eliminator:
             self._bind(e.tname, "list", st)
             return replace(e, scrut=scrut, nil=x(e.nil), cons=x(e.cons))
         if isinstance(e, C.Deriv):
-            fn = x(e.fn)
-            return self.charged(self.deriv(e, fn, [x(a) for a in e.args]), e.ty)
+            self.inside += 1
+            try:
+                fn = x(e.fn)
+                code = self.charged(self.deriv(e, fn, [x(a) for a in e.args]), e.ty)
+            finally:
+                self.inside -= 1
+            if self.limit is not None and not self.inside:
+                self.spent += C.node_count(code)
+                if self.spent > self.limit:
+                    raise OverLimit(self.spent)
+            return code
         if isinstance(e, C.Build1):
             self._bind(e.param, "index", Z)
         elif isinstance(e, (C.Gather, C.Scatter)):
@@ -474,7 +487,11 @@ class Eliminator:
         raise Declined(f"{self.who}: `{op}`: a free variable of type {ty} cannot be made a constant")
 
 
-def eliminate(core: C.CExpr, who: str = "derivative-operator elimination (seed 001)") -> C.CExpr:
+#: Who declines, in a `Declined` reason that names no stage.
+WHO = "derivative-operator elimination (seed 001)"
+
+
+def eliminate(core: C.CExpr, who: str = WHO) -> C.CExpr:
     """`core` with every derivative operator replaced by its forward / naive reverse transformation
     (innermost first); `who` names the stage in the reason of a `Declined`."""
     return run_deep(Eliminator(who).program, core)
@@ -486,7 +503,31 @@ def specialise(core: C.CExpr) -> C.CExpr:
     return run_deep(Eliminator("specialisation (seed 001)").specialiser.program, core)
 
 
+class OverLimit(Exception):
+    """Elimination stopped: the code of the outermost operators alone has more nodes than the limit."""
+
+    def __init__(self, nodes: int) -> None:
+        super().__init__(f"the eliminated operators have more than {nodes - 1} nodes")
+        self.nodes = nodes
+
+
 _CACHE: weakref.WeakKeyDictionary[Program, C.CExpr | Declined] = weakref.WeakKeyDictionary()
+
+
+def eliminated_size(prog: Program, limit: int) -> int:
+    """The node count of `eliminated(prog)` when it is at most `limit`; otherwise some count above
+    `limit`, known as soon as the outermost operators eliminated so far exceed it (their code is
+    part of the result, so the rest need not be made); 0 when elimination declines before that.
+    A result within the limit is cached for `eliminated` (the engines reuse it)."""
+    out = _CACHE.get(prog)
+    if out is None:
+        try:
+            out = _CACHE[prog] = run_deep(Eliminator(WHO, limit).program, prog.core)
+        except OverLimit as exc:
+            return exc.nodes
+        except Declined as exc:
+            out = _CACHE[prog] = exc
+    return 0 if isinstance(out, Declined) else C.node_count(out)
 
 
 def eliminated(prog: Program) -> C.CExpr:
@@ -495,7 +536,7 @@ def eliminated(prog: Program) -> C.CExpr:
     out = _CACHE.get(prog)
     if out is None:
         try:
-            out = eliminate(prog.core, "derivative-operator elimination (seed 001)")
+            out = eliminate(prog.core, WHO)
         except Declined as exc:
             out = exc
         _CACHE[prog] = out
