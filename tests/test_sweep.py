@@ -1,5 +1,6 @@
 """The sweep's checker, campaign directory and repro.py, on planted bugs (torch)."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -87,6 +88,16 @@ def test_an_unclaimed_mode_that_raises_refused():
     source = RIGHT.replace("    @staticmethod\n    def jvp", "    @staticmethod\n    def _no_jvp")
     res = check_record(planted(source, ("reverse",)), modes=("forward",))
     assert by_mode(res) == {"forward": "refused"}
+
+
+def test_a_record_marked_not_run_is_never_called_and_is_not_applicable_in_every_mode():
+    def hangs(*args):
+        raise AssertionError("a not_run record's primal must not be called")
+
+    rec = dataclasses.replace(planted(RIGHT, MODES), fn=hangs, not_run="upstream#1: never finishes")
+    res = check_record(rec, modes=MODES)
+    assert by_mode(res) == dict.fromkeys(MODES, "not_applicable")
+    assert all("upstream#1" in r.detail for r in res)
 
 
 def test_second_order_rules_are_judged_against_the_first_order_pass():

@@ -51,8 +51,10 @@ def status_line(s: dict[str, Any]) -> str:
         extra.append(f"incidents {s['incidents']}")
     when = "finishing" if s["finishing"] else f"{s['remaining']:.0f} s left"
     return (
-        f"[{s['elapsed']:6.1f} s, {when}] {s['programs']} programs ({s['rate']:.1f}/s) | "
-        f"{counts_text(c)} | findings {s['findings']}" + ("".join(f" | {e}" for e in extra))
+        f"[{s['elapsed']:6.1f} s, {when}] {s['programs']} {s.get('unit', 'programs')} ({s['rate']:.1f}/s)"
+        + (f", ops {s['ops']}" if s.get("ops") else "")
+        + f" | {counts_text(c)} | findings {s['findings']}"
+        + ("".join(f" | {e}" for e in extra))
     )
 
 
@@ -147,7 +149,7 @@ class RichProgress(QuietProgress):
         when = "finishing (shrinking)" if s["finishing"] else f"{s['remaining']:.0f} s remaining"
         t.add_row("time", bar)
         t.add_row("", f"{s['elapsed']:.0f} s elapsed, {when}")
-        t.add_row("programs", f"{s['programs']}  ({s['rate']:.1f}/s on {s['workers']} workers)")
+        t.add_row(s.get("unit", "programs"), f"{s['programs']}  ({s['rate']:.1f}/s on {s['workers']} workers)")
         t.add_row(
             "verdicts",
             f"[green]pass {c.get('pass', 0)}[/]  [red]fail {c.get('fail', 0)}[/]  "

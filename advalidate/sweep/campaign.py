@@ -128,6 +128,8 @@ class _Live:
             "remaining": max(0.0, seconds - elapsed),
             "finishing": finishing,
             "programs": self.records,
+            "unit": "records",
+            "ops": f"{self.ops_done}/{self.n_ops}",
             "rate": self.records / max(elapsed, 1e-9),
             "workers": self.opts.workers,
             "findings": len(self.findings),

@@ -151,6 +151,9 @@ def check_record(
     differentiate the same function share one check_function call (and its differences)."""
     import time
 
+    if rec.not_run:
+        detail = f"not run: {rec.not_run}"
+        return [ModeResult(rec.op, rec.sample, rec.variant, m, m in rec.modes, "not_applicable", detail) for m in modes]
     try:
         subjects = _subjects(rec, seed)
     except Exception as exc:  # noqa: BLE001 - the op fails at its own inputs: no mode can be judged

@@ -383,7 +383,10 @@ def _spec_records(spec: Spec, seed: int) -> Iterator[OpRecord]:
     yield _record(spec.op, 0, "sample", source, base, **kw)
     for variant, args in _variants(spec.op, 0, seed, spec.domains, shapes, base, spec.structure):
         documented = {"*": spec.documented[variant]} if variant in spec.documented else {}
-        yield _record(spec.op, 0, variant, source, args, **{**kw, "known": {**kw["known"], **documented}})
+        not_run = spec.not_run.get(variant, "")
+        yield _record(
+            spec.op, 0, variant, source, args, **{**kw, "known": {**kw["known"], **documented}}, not_run=not_run
+        )
 
 
 __all__ = ["HARNESS_GROUPS", "LAX_DOMAINS", "SAMPLES", "call_source", "compile_source", "records"]

@@ -20,6 +20,13 @@ FIRST = frozenset(("reverse", "forward"))
 _IGAMMA_A = "JAX raises NotImplementedError: Differentiation rule for 'igamma_grad_a' not implemented"
 #: igamma / gammainc differentiated in `a` twice: JAX has no rule for igamma_grad_a.
 SECOND_ORDER_A = {m: _IGAMMA_A for m in ALL - FIRST}
+#: expn's `jnp.piecewise` runs every branch on an array of more than one element, and the
+#: continued fraction meant for x > 1 needs ~x**-0.55 iterations (9.5 s at x = 1e-5; hours at the
+#: "tiny" variant's 1e-12..1e-8), so the op never finishes there (a scalar takes 1 s).
+EXPN_TINY = {
+    "tiny": "jax-ml/jax#21760 (open): expn/exp1/expi on an array with a tiny element run the x > 1 "
+    "continued fraction to convergence (hours at x ~ 1e-10)"
+}
 BETAINC_AB = "JAX raises ValueError: Betainc gradient with respect to a and b not supported."
 
 
@@ -39,6 +46,8 @@ class Spec:
     known: Mapping[str, str] = field(default_factory=dict)
     #: variant -> the documented semantics that variant sits in (its records go to known/)
     documented: Mapping[str, str] = field(default_factory=dict)
+    #: variant -> why its records are not run (the primal does not finish there; an upstream issue)
+    not_run: Mapping[str, str] = field(default_factory=dict)
 
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         """One shape per argument (a single shape is shared by all of them)."""
@@ -99,9 +108,9 @@ SPECIAL = (
     _s("i0e", "i0e(a0)", "real"),
     _s("i1", "i1(a0)", "real"),
     _s("i1e", "i1e(a0)", "real"),
-    _s("expi", "expi(a0)", "nonzero"),
-    _s("exp1", "exp1(a0)", "positive"),
-    _s("expn(2)", "expn(2, a0)", "positive"),
+    _s("expi", "expi(a0)", "nonzero", not_run=EXPN_TINY),
+    _s("exp1", "exp1(a0)", "positive", not_run=EXPN_TINY),
+    _s("expn(2)", "expn(2, a0)", "positive", not_run=EXPN_TINY),
     _s("spence", "spence(a0)", "positive"),
     _s("zeta(3,q)", "zeta(3.0, a0)", "positive"),
     _s("zeta(s,2)", "zeta(a0, 2.0)", "above-one"),

@@ -33,6 +33,9 @@ class OpRecord:
     known: Mapping[str, str] = field(default_factory=dict)
     call_source: str = ""
     nondiff_outputs: tuple[int, ...] = ()
+    #: why this record is not run at all: the library's primal is known not to finish on it
+    #: (an upstream issue); "" runs it. A record no worker can finish would time out its whole op.
+    not_run: str = ""
 
 
 RecordSource = Callable[..., Iterator[OpRecord]]
