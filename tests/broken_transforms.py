@@ -9,6 +9,9 @@
   rule scales by 1.5, written inside the namespace's `scan` / `cond` so that a finding's `repro.py`
   carries it: the primal is right, and so is every eager run; only the derivative of the scanned
   or conditional program is wrong.
+- `WrongRecursionLoop`: `jax-scan` whose loops of a bounded recursion (`scan_right`, the backward
+  combination of a `letrec` split at its call, and `fori_loop`, a tail recursion) carry through
+  the same wrong identity; folds are right, so only a `letrec` the engine lowers shows it.
 """
 
 from __future__ import annotations
@@ -126,10 +129,14 @@ class WrongBatchedArrayMul(JaxVmapEngine):
         return SelfContainedWrongBatching(self.branches)
 
 
-class WrongControlRule(JaxTransformNamespace):
-    """`scan` and `cond` whose carry / branch results pass a `custom_jvp` identity with a wrong rule."""
+class PlantedIdentity(JaxTransformNamespace):
+    """A namespace with the planted bug as a method (a finding's `repro.py` copies the namespace's
+    classes, so the bug travels with it)."""
 
-    def scan(self, fn: Any, k: int, *args: Any) -> list:
+    @staticmethod
+    def wrong_identity() -> Any:
+        """The identity as a `jax.custom_jvp` whose derivative rule is 1.5: the planted bug."""
+
         @jax.custom_jvp
         def factor(x: Any) -> Any:
             return x
@@ -138,6 +145,15 @@ class WrongControlRule(JaxTransformNamespace):
         def _jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
             return primals[0], 1.5 * tangents[0]  # the planted bug: the identity's derivative is 1.5
 
+        return factor
+
+
+class WrongControlRule(PlantedIdentity):
+    """`scan` and `cond` whose carry / branch results pass a `custom_jvp` identity with a wrong rule."""
+
+    def scan(self, fn: Any, k: int, *args: Any) -> list:
+        factor = self.wrong_identity()
+
         def step(carry: list, x: list) -> tuple[list, None]:
             return [jnp.asarray(v, dtype=jnp.float64) for v in fn(*[factor(c) for c in carry], *x)], None
 
@@ -145,18 +161,34 @@ class WrongControlRule(JaxTransformNamespace):
         return out
 
     def cond(self, pred: Any, then: Any, orelse: Any) -> list:
-        @jax.custom_jvp
-        def factor(x: Any) -> Any:
-            return x
-
-        @factor.defjvp
-        def _jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-            return primals[0], 1.5 * tangents[0]  # the planted bug
-
+        factor = self.wrong_identity()
         return jax.lax.cond(
             pred,
             lambda: [factor(jnp.asarray(v, dtype=jnp.float64)) for v in then()],
             lambda: [factor(jnp.asarray(v, dtype=jnp.float64)) for v in orelse()],
+        )
+
+
+class WrongRecursionRule(PlantedIdentity):
+    """The loops of a bounded recursion (`scan_right`: the backward combination; `fori_loop`: a tail
+    recursion) with their carry through the wrong identity; folds (`scan`) are right."""
+
+    def scan_right(self, fn: Any, k: int, *args: Any) -> list:
+        factor = self.wrong_identity()
+
+        def step(carry: list, x: list) -> tuple[list, None]:
+            return [jnp.asarray(v, dtype=jnp.float64) for v in fn(*[factor(c) for c in carry], *x)], None
+
+        out, _ = jax.lax.scan(step, [jnp.asarray(a, dtype=jnp.float64) for a in args[:k]], list(args[k:]), reverse=True)
+        return out
+
+    def fori_loop(self, fn: Any, top: int, count: int, *args: Any) -> list:
+        factor = self.wrong_identity()
+        return jax.lax.fori_loop(
+            0,
+            count,
+            lambda i, carry: [jnp.asarray(v, dtype=jnp.float64) for v in fn(*[factor(c) for c in carry], top - i)],
+            [jnp.asarray(a, dtype=jnp.float64) for a in args],
         )
 
 
@@ -172,3 +204,10 @@ class WrongCondBranch(JaxCondEngine):
 
     def namespace(self) -> Any:
         return WrongControlRule(self.branches)
+
+
+class WrongRecursionLoop(JaxScanEngine):
+    name = "jax-scan-wrong-recursion"
+
+    def namespace(self) -> Any:
+        return WrongRecursionRule(self.branches)

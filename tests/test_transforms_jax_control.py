@@ -25,11 +25,10 @@ pytest.importorskip("jax")
 from transform_checks import (
     ORACLES,
     ROOT,
-    eager_agrees,
     example,
-    own_forward_agrees,
     planted,
     planted_campaign,
+    three_ways,
 )
 
 ENGINES = ["jax-scan", "jax-cond", "jax-scan-jit", "jax-cond-jit"]
@@ -39,18 +38,6 @@ MIX = {
     "scan": ["lists", "fold", "let", "lambda", "transc", "pairs"],
     "cond": ["cond", "let", "lambda", "transc", "pairs"],
 }
-
-
-def three_ways(eng: Any, prog: adv.Program, x: Any, seed: int = 0) -> bool:
-    """Pass on the language's oracles, agree with eager `jax` and with JAX's own forward mode: whether
-    the program was judged (not declined)."""
-    res = check(prog, x, engines=[eng], oracles=ORACLES, seed=seed)
-    assert res.ok, f"{adv.pretty(prog)}\n{res.report('all')}"
-    if not res.counts()["pass"]:
-        return False
-    eager_agrees(eng, "jax", prog, x)
-    own_forward_agrees(eng, prog, x, seed)
-    return True
 
 
 @pytest.mark.peers

@@ -60,6 +60,20 @@ def eager_agrees(eng: Any, eager: str, prog: adv.Program, x: Any) -> bool:
     return bool(np.array_equal(flat(y), flat(y0)) and np.array_equal(g, g0))
 
 
+def three_ways(eng: Any, prog: adv.Program, x: Any, seed: int = 0, eager: str = "jax") -> bool:
+    """Pass on the language's oracles, agree with the library's eager engine (`eager`) and with the
+    engine's own forward mode: whether the program was judged (not declined)."""
+    from advalidate.oracles import check
+
+    res = check(prog, x, engines=[eng], oracles=ORACLES, seed=seed)
+    assert res.ok, f"{adv.pretty(prog)}\n{res.report('all')}"
+    if not res.counts()["pass"]:
+        return False
+    eager_agrees(eng, eager, prog, x)
+    own_forward_agrees(eng, prog, x, seed)
+    return True
+
+
 def env() -> dict[str, str]:
     """The environment of a campaign in a subprocess that loads the planted engines of tests/."""
     e = dict(os.environ)

@@ -28,6 +28,7 @@ from ...lang import core as C
 from ...lang.compile import Budget, Compiler
 from ...lang.program import CMP_OP_NAMES
 from ...lang.types import Array, List, Pair, Real, Type, Unit, contains_real, is_diff_type, prune
+from .recursion import bounded_recursion
 
 #: Operations without a domain error whose partial derivatives are finite at finite operands.
 TOTAL_OPS = frozenset({"add", "sub", "mul", "neg", "sin", "cos", "tanh", "atan"})
@@ -93,10 +94,36 @@ class ControlCompiler(Compiler):
     f (k - 1)`) would never end."""
 
     def __init__(
-        self, prims: dict[str, Any], steps: Budget, fold: Callable | None, cond: Callable | None, compare: Callable
+        self,
+        prims: dict[str, Any],
+        steps: Budget,
+        fold: Callable | None,
+        cond: Callable | None,
+        compare: Callable,
+        recur: Callable | None = None,
     ) -> None:
         super().__init__(prims, steps)
-        self.fold, self.lower_cond, self.compare = fold, cond, compare
+        self.fold, self.lower_cond, self.compare, self.recur = fold, cond, compare, recur
+
+    def letrec(self, e: C.LetRec, s: Any) -> Any:
+        """A bounded recursion (`recursion.bounded_recursion`) binds the function made by `recur(plain,
+        rec, base, steps, comb)` from the plain recursive function and the codes of its split parts."""
+        rec = bounded_recursion(e) if self.recur is not None else None
+        if rec is None or not all(crosses(t) for t in (rec.result, *rec.extra, *([rec.elem] if rec.elem else []))):
+            return super().letrec(e, s)
+        i = s.new_slot(e.name)
+        mk = self.lam(e.param, e.fbody, s)
+        base = self.expr(rec.base, s)
+        steps = [self.expr(x, s) for x in rec.steps]
+        comb = None if rec.comb is None else self.expr(rec.comb, s)
+        body = self.expr(e.body, s)
+        recur = self.recur
+
+        def letrec(f: list) -> Any:
+            f[i] = recur(mk(f), rec, base(f), [x(f) for x in steps], None if comb is None else comb(f))
+            return body(f)
+
+        return letrec
 
     def if_(self, e: C.If, s: Any) -> Any:
         cmp = e.cond

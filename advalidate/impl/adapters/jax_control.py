@@ -6,11 +6,14 @@ what is differentiated (issue #26). Where they go: `control.py`.
 `jax-scan`: a `foldl f acc xs` whose accumulator and elements are reals, arrays of reals and pairs
 of them is `lax.scan` over the stacked elements (`ns.scan`), the body `f acc x` traced once; an
 `if` of reals on a comparison of reals inside the body is `lax.cond` (as in `jax-cond`), since a
-scan body cannot branch in Python on its traced values. Recursion (`letrec`) is not lowered: the
-language's recursion is general (the generated and the example programs recurse in non-tail
-position, `x * power (k - 1)`), and a scan or `fori_loop` needs the body split at the recursive
-call into the step before it and the continuation after it, which this engine does not do; a
-`letrec` runs as in `jax` (unrolled into the trace).
+scan body cannot branch in Python on its traced values. A bounded recursion (`recursion.py`: a
+`letrec` on a counter or a list, calling itself once, unconditionally) is split at its call: a
+forward loop over its levels carries the arguments (`ns.scan_states`, or `ns.fori_loop` for a
+tail call), the base runs at the bottom, and `ns.scan_right` (`lax.scan(..., reverse=True)`)
+combines backward; reads at the traced counter are `take_fill`. Other `letrec`s (two calls, a
+call under a branch or a lambda, an end a real decides, carried values a loop cannot carry) run
+as in `jax` (unrolled into the trace); a bounded one whose step needs its counter or a real
+concretely is declined.
 
 `jax-cond`: an `if` whose value is reals, arrays of reals and pairs of them and whose condition is
 a comparison of reals is `lax.cond` of its two branches (`ns.cond`; only the taken one runs, as in
@@ -36,12 +39,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...lang.compile import Budget, Compiler, cells_to_list, lfoldl
 from ...lang.errors import EvalError
 from ...lang.nested import parts
 from ...lang.types import Type
+from ...lang.xp import XpArrays
 from .control import ControlCompiler, from_parts, part_count
+from .jax import JaxModeArrays
 from .jax_transforms import CONCRETE, JitTransformed, TracedJaxEngine
+from .recursion import Recursion
+from .transforms import TracedIndexArrays
 
 #: How deep `lax.cond`s may nest inside traced regions: a recursion whose end a real comparison
 #: decides (`if x < 0.1 then x else f (0.5 * x)`) traces its untaken recursive branch without end.
@@ -54,6 +63,14 @@ def _declined(name: str, region: str, exc: Exception) -> NotImplementedError:
     return NotImplementedError(
         f"{name}: {region} that needs a real concretely ({_NEEDS}) is not traced ({type(exc).__name__})"
     )
+
+
+class JaxControlArrays(TracedIndexArrays, JaxModeArrays):
+    """`jax`'s array runtime with reads at a recursion's traced counter by `take_fill`."""
+
+    def __init__(self, ops: Any, xp: Any, traced: Any) -> None:
+        super().__init__(ops, xp)
+        self.traced = traced
 
 
 class JaxControlEngine(TracedJaxEngine):
@@ -70,7 +87,76 @@ class JaxControlEngine(TracedJaxEngine):
             return prims[name](a, b)
 
         fold = (lambda *args: self.fold(xp, *args)) if self.scans else None
-        return ControlCompiler(prims, steps, fold, lambda *args: self.cond(xp, *args), compare)
+        recur = (lambda *args: self.recursion(xp, *args)) if self.scans else None
+        return ControlCompiler(prims, steps, fold, lambda *args: self.cond(xp, *args), compare, recur)
+
+    def runtime(self, ops: Any, xp: Any) -> XpArrays:
+        return JaxControlArrays(ops, xp, self.traced)
+
+    def recursion(self, xp: Any, plain: Any, rec: Recursion, base: Any, steps: list, comb: Any) -> Any:
+        """The value of a bounded `letrec` (`recursion.py`): eagerly `plain`, the function as the
+        language runs it; transformed, a function that, once given its counter (or list) and its
+        other arguments, runs the recursion as loops (`_loops`)."""
+        tracing, m = self.tracing, len(rec.extra)
+
+        def collect(n: Any, got: list) -> Any:
+            if len(got) == m:
+                return self._loops(xp, rec, n, got, base, steps, comb)
+            return lambda a: collect(n, [*got, a])
+
+        return lambda n: collect(n, []) if tracing.on else plain(n)
+
+    def _loops(self, xp: Any, rec: Recursion, n: Any, args: list, base: Any, steps: list, comb: Any) -> Any:
+        """`g n a1 .. am` of the bounded recursion `rec` as a forward pass over its levels (the
+        arguments: `ns.scan_states`, or `ns.fori_loop` for a tail call), the base at the bottom and
+        a backward pass combining (`ns.scan_right`)."""
+        if rec.kind == "list":
+            items = cells_to_list(n)
+            levels = [xp.stack(list(col), 0) for col in zip(*[parts(h, rec.elem) for h in items])]
+            bottom, depth = None, len(items)
+        else:
+            if self.traced(n):
+                raise NotImplementedError(
+                    f"{self.name}: a recursion whose count is a traced integer (a loop's or a batch's index) "
+                    "has no static trip count and is not lowered"
+                )
+            depth = max(0, n - rec.stop)
+            bottom = n - depth
+            levels = [np.arange(n, bottom, -1, dtype=np.int64)]
+        if depth == 0:
+            return _apply(base, bottom, *args)
+        types = rec.extra
+        na, nr = sum(part_count(t) for t in types), part_count(rec.result)
+
+        def rebuild(leaves: Any) -> list:
+            it = iter(leaves)
+            return [from_parts(t, it) for t in types]
+
+        def step(*leaves: Any) -> list:  # carry a_k, counter n_k -> a_{k+1}
+            a, k = rebuild(leaves[:na]), leaves[na]
+            return [p for st, t in zip(steps, types) for p in parts(_apply(st, k, *a), t)]
+
+        def combine(*leaves: Any) -> list:  # carry r_{k+1}; level (counter n_k, a_k, or the head) -> r_k
+            r, level = from_parts(rec.result, iter(leaves[:nr])), leaves[nr:]
+            if rec.kind == "list":
+                return parts(comb(from_parts(rec.elem, iter(level)))(r), rec.result)
+            return parts(_apply(comb, level[0], *rebuild(level[1:]), r), rec.result)
+
+        flat = [p for a, t in zip(args, types) for p in parts(a, t)]
+        states: list = []
+        self.tracing.count += 1
+        if comb is None and na:  # a tail call: only the arguments are carried
+            out = self._region(lambda: xp.fori_loop(step, n, depth, *flat))
+            flat = [xp.part(out, k) for k in range(na)]
+        elif na:
+            out = self._region(lambda: xp.scan_states(step, na, *flat, *levels))
+            flat = [xp.part(out, k) for k in range(na)]
+            states = [xp.part(out, na + k) for k in range(na)]
+        r = _apply(base, bottom, *rebuild(flat))
+        if comb is None:
+            return r
+        out = self._region(lambda: xp.scan_right(combine, nr, *parts(r, rec.result), *levels, *states))
+        return from_parts(rec.result, iter([xp.part(out, k) for k in range(nr)]))
 
     def fold(self, xp: Any, fn: Any, acc: Any, xs: Any, acc_ty: Type, elem_ty: Type) -> Any:
         """`foldl fn acc xs`: eagerly one call per element; transformed, one `lax.scan` (a list
@@ -95,6 +181,19 @@ class JaxControlEngine(TracedJaxEngine):
         finally:
             tracing.depth -= 1
         return from_parts(acc_ty, iter([xp.part(out, k) for k in range(n)]))
+
+    def _region(self, run: Any) -> Any:
+        """`run()` (a loop of a recursion) as a traced region; what needs a value concretely declines."""
+        self.tracing.depth += 1
+        try:
+            return run()
+        except CONCRETE as exc:
+            raise NotImplementedError(
+                f"{self.name}: a recursion step that needs its counter or a real concretely (an `if` or a "
+                f"comparison on the counter, {_NEEDS}) is not traced ({type(exc).__name__})"
+            ) from None
+        finally:
+            self.tracing.depth -= 1
 
     def cond(self, xp: Any, f: list, pred: Any, then: Any, orelse: Any, ty: Type, select: bool) -> Any:
         """`if pred then then else orelse` (the codes, on the frame `f`) of a value of `ty`."""
@@ -126,12 +225,22 @@ class JaxControlEngine(TracedJaxEngine):
         return from_parts(ty, iter([xp.part(out, k) for k in range(part_count(ty))]))
 
 
+def _apply(code: Any, *args: Any) -> Any:
+    """A curried function applied to `args` in turn."""
+    for a in args:
+        code = code(a)
+    return code
+
+
 class JaxScanEngine(JaxControlEngine):
     """`jax` with every fold of reals (`foldl`) as `lax.scan` over the list's stacked elements."""
 
     name = "jax-scan"
     semantics = "language: JAX's fill / drop modes, folds as lax.scan"
-    transformation = "every foldl of reals as lax.scan (ns.scan), if of reals inside as lax.cond"
+    transformation = (
+        "every foldl of reals as lax.scan (ns.scan), if of reals inside as lax.cond, bounded letrec as "
+        "forward and reverse lax.scan / lax.fori_loop (ns.scan_states, ns.scan_right, ns.fori_loop)"
+    )
     scans = True
 
 

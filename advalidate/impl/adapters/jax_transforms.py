@@ -75,6 +75,36 @@ class JaxTransformNamespace(JaxNamespace):
         out, _ = lax.scan(step, [jnp.asarray(a, dtype=F64) for a in args[:k]], list(args[k:]))
         return out
 
+    def scan_states(self, fn: Any, k: int, *args: Any) -> list:
+        """The forward pass of a recursion (`recursion.py`): as `scan`, returning the final carry's
+        parts followed by the carry before each step, stacked (what the backward pass reads)."""
+
+        def step(carry: list, x: list) -> tuple[list, list]:
+            return [jnp.asarray(v, dtype=F64) for v in fn(*carry, *x)], carry
+
+        out, states = lax.scan(step, [jnp.asarray(a, dtype=F64) for a in args[:k]], list(args[k:]))
+        return [*out, *states]
+
+    def scan_right(self, fn: Any, k: int, *args: Any) -> list:
+        """The backward pass of a recursion (a `foldr`): as `scan` over the levels from the deepest
+        up (`lax.scan(..., reverse=True)`)."""
+
+        def step(carry: list, x: list) -> tuple[list, None]:
+            return [jnp.asarray(v, dtype=F64) for v in fn(*carry, *x)], None
+
+        out, _ = lax.scan(step, [jnp.asarray(a, dtype=F64) for a in args[:k]], list(args[k:]), reverse=True)
+        return out
+
+    def fori_loop(self, fn: Any, top: int, count: int, *args: Any) -> list:
+        """A tail recursion on a counter from `top` down, `count` levels: `fn(*carry, n)` by
+        `lax.fori_loop` (static bounds: JAX runs it as a scan, so reverse mode applies)."""
+        return lax.fori_loop(
+            0,
+            count,
+            lambda i, carry: [jnp.asarray(v, dtype=F64) for v in fn(*carry, top - i)],
+            [jnp.asarray(a, dtype=F64) for a in args],
+        )
+
     def cond(self, pred: Any, then: Any, orelse: Any) -> list:
         """`if`: the real parts of `then()` or `orelse()` by `lax.cond` (only the taken one runs)."""
         return lax.cond(

@@ -127,7 +127,25 @@ def traced_ops(base: type, tracing: Tracing, traced: Callable[..., bool]) -> Any
     return Ops()
 
 
-class VmapArrays(XpArrays):
+class TracedIndexArrays(XpArrays):
+    """An array runtime whose reads at a traced index (a batch's or a loop's) are the namespace's
+    `take_fill` (0 out of range; `take_fill_or` with the read's fill), since no index can be
+    checked concretely there (`traced`: whether a value is the library's traced value)."""
+
+    traced: Callable[..., bool]
+
+    def index(self, a: Any, idxs: Any, shape: tuple[int, ...], elem: str, fill: Any) -> Any:
+        if elem != "R" or not self.traced(*idxs):
+            return super().index(a, idxs, shape, elem, fill)
+        a = self.arr(a)
+        if 0 in tuple(a.shape[: len(idxs)]):  # every index is out of range (JAX's gather refuses it)
+            return self.zeros(shape) if fill is None else self.full(shape, elem, fill())
+        if fill is None:
+            return self.xp.take_fill(a, tuple(idxs))
+        return self.xp.take_fill_or(a, tuple(idxs), fill())
+
+
+class VmapArrays(TracedIndexArrays):
     """The array runtime of the vmap engines: no bulk evaluation; a build of reals is the namespace's
     `vmap` over its index (`xp.vmap(fn, k)`), a read at a traced index `xp.take_fill` (0 out of
     range). What the library cannot batch as the language means (`refused`: it needed the index or a
@@ -158,16 +176,6 @@ class VmapArrays(XpArrays):
         finally:
             self.batching.depth -= 1
         return self.xp.reshape(out, shape)
-
-    def index(self, a: Any, idxs: Any, shape: tuple[int, ...], elem: str, fill: Any) -> Any:
-        if elem != "R" or not self.traced(*idxs):
-            return super().index(a, idxs, shape, elem, fill)
-        a = self.arr(a)
-        if 0 in tuple(a.shape[: len(idxs)]):  # every index is out of range (JAX's gather refuses it)
-            return self.zeros(shape) if fill is None else self.full(shape, elem, fill())
-        if fill is None:
-            return self.xp.take_fill(a, tuple(idxs))
-        return self.xp.take_fill_or(a, tuple(idxs), fill())
 
 
 class TracedEngine:
