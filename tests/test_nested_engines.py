@@ -503,6 +503,19 @@ def test_hvp_reverse_over_forward_costs_a_constant_times_the_primal() -> None:
         assert costs[n]["ror"] >= 2 * n, (n, costs[n])
 
 
+def test_hvp_on_every_linear_stage_does_not_grow_with_n() -> None:
+    """The report's `nested-hvp-flat` claim, on the counts of each stage that makes reverse AD
+    linear (seed 000's mutable, tape, parallel and seed 004 §2's delta): the ratio of an HVP to
+    f's primal at n = 32 is no larger than at n = 4 (within the report's ratio tolerance)."""
+    from advalidate.report.fit import RATIO_TOLERANCE
+    from advalidate.report.nested import LINEAR_NESTED
+
+    assert "delta" in LINEAR_NESTED
+    small, large = hvp_costs(4, LINEAR_NESTED), hvp_costs(32, LINEAR_NESTED)
+    for s in LINEAR_NESTED:
+        assert large[f"rof:{s}"] <= small[f"rof:{s}"] * (1 + RATIO_TOLERANCE), (s, small, large)
+
+
 def _sympy_hvp(n: int) -> list[float]:
     sx = sympy.symbols(f"x1:{n + 1}")
     expr = sum(sx[i] * sx[i + 1] for i in range(n - 1)) + sum(sympy.sin(s) for s in sx)
