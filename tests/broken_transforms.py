@@ -9,6 +9,8 @@
   rule scales by 1.5, written inside the namespace's `scan` / `cond` so that a finding's `repro.py`
   carries it: the primal is right, and so is every eager run; only the derivative of the scanned
   or conditional program is wrong.
+- `WrongCaseSwitch`: `jax-cond` whose `lax.switch` (a `case` on a sum) passes its alternatives'
+  results through the same wrong identity.
 - `WrongRecursionLoop`: `jax-scan` whose loops of a bounded recursion (`scan_right`, the backward
   combination of a `letrec` split at its call, and `fori_loop`, a tail recursion) carry through
   the same wrong identity; folds are right, so only a `letrec` the engine lowers shows it.
@@ -169,6 +171,16 @@ class WrongControlRule(PlantedIdentity):
         )
 
 
+class WrongSwitchRule(PlantedIdentity):
+    """`switch` (a `case` on a sum) whose alternatives' results pass the wrong identity."""
+
+    def switch(self, index: int, *branches: Any) -> list:
+        factor = self.wrong_identity()
+        return jax.lax.switch(
+            index, [lambda b=b: [factor(jnp.asarray(v, dtype=jnp.float64)) for v in b()] for b in branches]
+        )
+
+
 class WrongRecursionRule(PlantedIdentity):
     """The loops of a bounded recursion (`scan_right`: the backward combination; `fori_loop`: a tail
     recursion) with their carry through the wrong identity; folds (`scan`) are right."""
@@ -211,3 +223,10 @@ class WrongRecursionLoop(JaxScanEngine):
 
     def namespace(self) -> Any:
         return WrongRecursionRule(self.branches)
+
+
+class WrongCaseSwitch(JaxCondEngine):
+    name = "jax-cond-wrong-switch"
+
+    def namespace(self) -> Any:
+        return WrongSwitchRule(self.branches)

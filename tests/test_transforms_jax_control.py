@@ -63,8 +63,8 @@ def test_every_example_is_right(name: str) -> None:
 
 def lowered(prog: adv.Program, kind: str) -> bool:
     """Whether the program has a construct the engine of `kind` lowers: a fold of reals, an `if` of
-    reals on a comparison of reals."""
-    from advalidate.impl.adapters.control import crosses, fold_types
+    reals on a comparison of reals, a `case` on a sum of reals (`case`, `jax-cond`)."""
+    from advalidate.impl.adapters.control import case_types, crosses, fold_types
     from advalidate.lang import core as C
     from advalidate.lang.program import CMP_OP_NAMES
 
@@ -72,6 +72,8 @@ def lowered(prog: adv.Program, kind: str) -> bool:
     while stack:
         e = stack.pop()
         if kind == "scan" and isinstance(e, C.Op) and fold_types(e):
+            return True
+        if kind == "case" and isinstance(e, C.Case) and case_types(e):
             return True
         if kind == "cond" and isinstance(e, C.If) and crosses(e.ty):
             if isinstance(e.cond, C.Op) and e.cond.op in CMP_OP_NAMES:
@@ -141,6 +143,58 @@ def test_ifs_are_lax_cond_nested_inside_branches_and_selects_of_selection_like_b
     prog = adv.parse(r"\((x, y) : (R, R)) -> let z = (if x < y then x * y else sin y) in z * x")
     assert three_ways(adv.engine(name), prog, (0.5, 2.0))
     assert "select" in seen and "cond" not in seen
+
+
+#: A `case` on a sum of a pair and a real; the alternative not taken is traced on zeros, where
+#: `log (fst p)` is outside its domain: `lax.switch` runs only the taken one.
+CASE = (
+    r"\((x, y) : (R, R)) -> case (if x < y then inl (x, sin y) else inr y) of "
+    r"{ inl p -> log (fst p) * snd p + x; inr z -> z * z * x }"
+)
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", ["jax-cond", "jax-cond-jit"])
+def test_a_case_on_a_sum_is_lax_switch_on_its_tag_three_ways(name: str, monkeypatch: Any) -> None:
+    from jax import lax
+
+    seen: list[int] = []
+    switch = lax.switch
+    monkeypatch.setattr(lax, "switch", lambda i, bs, *a, **kw: seen.append(i) or switch(i, bs, *a, **kw))
+    prog = adv.parse(CASE)
+    for x in ((0.5, 2.0), (3.0, 1.0)):
+        assert three_ways(adv.engine(name), prog, x)
+    assert set(seen) == {0, 1}  # both tags, each run a lax.switch
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", ["jax-cond", "jax-cond-jit"])
+def test_generated_programs_with_case_on_sums_are_switched_and_agree_three_ways(name: str) -> None:
+    eng = adv.engine(name)
+    judged = 0
+    for seed in range(30):
+        case = generate(seed, features="sums,cond,let,lambda,transc,pairs")
+        if lowered(case.program, "case"):
+            before = eng.tracing.count
+            judged += three_ways(eng, case.program, case.input, seed)
+            assert eng.tracing.count > before, f"seed {seed}: not transformed"
+    assert judged >= 5
+
+
+@pytest.mark.peers
+def test_a_planted_wrong_switch_rule_is_caught_and_its_repro_applies_it(tmp_path: Path) -> None:
+    from test_transforms_repro import run_repro
+
+    prog = adv.parse(CASE)
+    eng = planted("broken_transforms", "WrongCaseSwitch")
+    res = check(prog, (0.5, 2.0), engines=[eng], oracles=ORACLES)
+    assert [v.status for v in res.verdicts] == ["fail"] * len(ORACLES), res.report("all")
+    script, out = run_repro(eng, prog, (0.5, 2.0), tmp_path)
+    assert "ns.switch(0, f" in script and "jax.lax.switch(" in script
+    assert out.returncode == 1, out.stdout + out.stderr
+    for real in ("jax-cond", "jax-cond-jit"):  # without the planted rule
+        _, out = run_repro(adv.engine(real), prog, (0.5, 2.0), tmp_path)
+        assert out.returncode == 0, out.stdout + out.stderr
 
 
 @pytest.mark.peers

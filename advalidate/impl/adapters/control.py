@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from ...lang import core as C
 from ...lang.compile import Budget, Compiler
 from ...lang.program import CMP_OP_NAMES
-from ...lang.types import Array, List, Pair, Real, Type, Unit, contains_real, is_diff_type, prune
+from ...lang.types import Array, List, Pair, Real, Sum, Type, Unit, contains_real, is_diff_type, prune
 from .recursion import bounded_recursion
 
 #: Operations without a domain error whose partial derivatives are finite at finite operands.
@@ -72,6 +74,27 @@ def selection_like(e: C.CExpr) -> bool:
     return False
 
 
+def zero_of(ty: Type) -> Any:
+    """The value of `ty` (reals, arrays of reals, `()` and pairs) whose reals are all 0.0: the payload
+    a library conditional traces the alternative of a `case` that is not taken with."""
+    t = prune(ty)
+    if isinstance(t, Pair):
+        return (zero_of(t.left), zero_of(t.right))
+    if isinstance(t, Array):
+        return np.zeros(t.shape)
+    return () if isinstance(t, Unit) else 0.0
+
+
+def case_types(e: C.Case) -> tuple[Type, Type] | None:
+    """(left payload type, right payload type) of a `case` on a sum that a library conditional can
+    run: a value that crosses, payloads of reals, arrays of reals, `()` and pairs of them (each
+    alternative is traced, the one not taken on `zero_of` its payload type), else None."""
+    t = prune(e.scrut.ty)
+    if isinstance(t, Sum) and crosses(e.ty) and is_diff_type(t.left) and is_diff_type(t.right):
+        return t.left, t.right
+    return None
+
+
 def fold_types(e: C.Op) -> tuple[Type, Type] | None:
     """(accumulator type, element type) of a `foldl` that a library loop can carry, else None."""
     if e.op != "foldl":
@@ -101,9 +124,38 @@ class ControlCompiler(Compiler):
         cond: Callable | None,
         compare: Callable,
         recur: Callable | None = None,
+        case: Callable | None = None,
     ) -> None:
         super().__init__(prims, steps)
         self.fold, self.lower_cond, self.compare, self.recur = fold, cond, compare, recur
+        self.lower_case = case
+
+    def case(self, e: C.Case, s: Any) -> Any:
+        """A `case` on a sum whose value and payloads a conditional carries (`case_types`) is
+        `lower_case(v, left, right, types, ty)`: `left(x)` / `right(x)` run an alternative with its
+        payload bound to x."""
+        types = case_types(e) if self.lower_case is not None else None
+        if types is None:
+            return super().case(e, s)
+        scrut = self.expr(e.scrut, s)
+        li = s.new_slot(e.lname)
+        lb = self.expr(e.lbody, s)
+        ri = s.new_slot(e.rname)
+        rb = self.expr(e.rbody, s)
+        lower, ty = self.lower_case, e.ty
+
+        def case(f: list) -> Any:
+            def left(x: Any) -> Any:
+                f[li] = x
+                return lb(f)
+
+            def right(x: Any) -> Any:
+                f[ri] = x
+                return rb(f)
+
+            return lower(scrut(f), left, right, types, ty)
+
+        return case
 
     def letrec(self, e: C.LetRec, s: Any) -> Any:
         """A bounded recursion (`recursion.bounded_recursion`) binds the function made by `recur(plain,

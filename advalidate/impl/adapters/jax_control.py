@@ -21,10 +21,10 @@ the language), or, when both branches are selection-like (`control.selection_lik
 of both (`ns.select`). Inside a traced branch the condition is JAX's traced comparison
 (`jnp.less`, ...), so nested `if`s are nested `lax.cond`s. An `if` on integers or on a `Bool`
 value is decided at trace time, as in `jax`. The array `cond c s t` is `jnp.where`, as in `jax`
-(the language evaluates both of its operands too). `case` on other sums is not lowered: a sum
-never comes out of a `lax.cond` (whose results are reals), so its tag is always known, and the
-alternatives take payloads of different types, which a `lax.cond` would have to invent for the
-untaken side.
+(the language evaluates both of its operands too). A `case` on a sum whose value and payloads
+are such is `lax.switch` on its tag (`ns.switch`): a sum never comes out of a traced region, so
+the tag is always known, and the alternative not taken is traced on a payload of zeros
+(`control.zero_of`), which `lax.switch` never runs; a `case` on sums of other payloads is not.
 
 As for `jax-vmap`: the program first runs eagerly (the transformation off) at the same input, so
 domain errors are the language's; inside a traced region (a scan body, a `lax.cond` branch) no
@@ -45,8 +45,9 @@ from ...lang.compile import Budget, Compiler, cells_to_list, lfoldl
 from ...lang.errors import EvalError
 from ...lang.nested import parts
 from ...lang.types import Type
+from ...lang.values import Inl
 from ...lang.xp import XpArrays
-from .control import ControlCompiler, from_parts, part_count
+from .control import ControlCompiler, from_parts, part_count, zero_of
 from .jax import JaxModeArrays
 from .jax_transforms import CONCRETE, JitTransformed, TracedJaxEngine
 from .recursion import Recursion
@@ -88,7 +89,8 @@ class JaxControlEngine(TracedJaxEngine):
 
         fold = (lambda *args: self.fold(xp, *args)) if self.scans else None
         recur = (lambda *args: self.recursion(xp, *args)) if self.scans else None
-        return ControlCompiler(prims, steps, fold, lambda *args: self.cond(xp, *args), compare, recur)
+        case = (lambda *args: self.switch(xp, *args)) if self.conds_everywhere else None
+        return ControlCompiler(prims, steps, fold, lambda *args: self.cond(xp, *args), compare, recur, case)
 
     def runtime(self, ops: Any, xp: Any) -> XpArrays:
         return JaxControlArrays(ops, xp, self.traced)
@@ -195,6 +197,36 @@ class JaxControlEngine(TracedJaxEngine):
         finally:
             self.tracing.depth -= 1
 
+    def switch(self, xp: Any, v: Any, left: Any, right: Any, types: tuple[Type, Type], ty: Type) -> Any:
+        """`case v of inl x -> left x; inr y -> right y` (a value of `ty`): eagerly the alternative
+        of v's tag; transformed, `lax.switch` on the tag (`ns.switch`), the alternative not taken
+        traced on a payload of zeros (`control.zero_of`)."""
+        tracing, tag = self.tracing, int(type(v) is not Inl)
+        if not tracing.on:
+            return right(v.value) if tag else left(v.value)
+        payloads = [zero_of(t) for t in types]
+        payloads[tag] = v.value
+        tracing.count += 1
+        run = lambda: xp.switch(tag, lambda: parts(left(payloads[0]), ty), lambda: parts(right(payloads[1]), ty))  # noqa: E731
+        return self._conditional(xp, run, ty, "an alternative of a case", "lax.switch traces every alternative")
+
+    def _conditional(self, xp: Any, run: Any, ty: Type, region: str, traces: str) -> Any:
+        """The value of `ty` whose real parts `run()` (a library conditional) gives, run as a traced
+        region; what needs a real concretely, and an error of the part the language does not take
+        (the eager run had none), decline."""
+        self.tracing.depth += 1
+        try:
+            out = run()
+        except CONCRETE as exc:
+            raise _declined(self.name, region, exc) from None
+        except EvalError as exc:
+            raise NotImplementedError(
+                f"{self.name}: {traces}, and the one the language does not take raises when traced ({exc})"
+            ) from None
+        finally:
+            self.tracing.depth -= 1
+        return from_parts(ty, iter([xp.part(out, k) for k in range(part_count(ty))]))
+
     def cond(self, xp: Any, f: list, pred: Any, then: Any, orelse: Any, ty: Type, select: bool) -> Any:
         """`if pred then then else orelse` (the codes, on the frame `f`) of a value of `ty`."""
         tracing = self.tracing
@@ -210,19 +242,8 @@ class JaxControlEngine(TracedJaxEngine):
                 f"{self.name}: `if`s nested more than {MAX_COND_DEPTH} deep inside traced regions "
                 "(a recursion whose end a comparison of reals decides) are not lowered"
             )
-        tracing.depth += 1
-        try:
-            out = xp.cond(p, lambda: parts(then(f), ty), lambda: parts(orelse(f), ty))
-        except CONCRETE as exc:
-            raise _declined(self.name, "a branch", exc) from None
-        except EvalError as exc:  # the eager run had none: the branch the language does not take
-            raise NotImplementedError(
-                f"{self.name}: lax.cond traces both branches, and the one the language does not take "
-                f"raises when traced ({exc})"
-            ) from None
-        finally:
-            tracing.depth -= 1
-        return from_parts(ty, iter([xp.part(out, k) for k in range(part_count(ty))]))
+        run = lambda: xp.cond(p, lambda: parts(then(f), ty), lambda: parts(orelse(f), ty))  # noqa: E731
+        return self._conditional(xp, run, ty, "a branch", "lax.cond traces both branches")
 
 
 def _apply(code: Any, *args: Any) -> Any:
@@ -250,7 +271,10 @@ class JaxCondEngine(JaxControlEngine):
 
     name = "jax-cond"
     semantics = "language: JAX's fill / drop modes, if as lax.cond / lax.select"
-    transformation = "every if of reals as lax.cond, or lax.select of selection-like branches (ns.cond, ns.select)"
+    transformation = (
+        "every if of reals as lax.cond, or lax.select of selection-like branches (ns.cond, ns.select), "
+        "case on sums as lax.switch (ns.switch)"
+    )
     conds_everywhere = True
 
 

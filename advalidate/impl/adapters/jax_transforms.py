@@ -113,6 +113,11 @@ class JaxTransformNamespace(JaxNamespace):
             lambda: [jnp.asarray(v, dtype=F64) for v in orelse()],
         )
 
+    def switch(self, index: int, *branches: Any) -> list:
+        """`case` on a sum: the real parts of `branches[index]()` by `lax.switch` (only the taken
+        alternative runs; every one is traced)."""
+        return lax.switch(index, [lambda b=b: [jnp.asarray(v, dtype=F64) for v in b()] for b in branches])
+
     def select(self, pred: Any, a: Any, b: Any) -> Any:
         """`if` of selection-like branches: both computed, one kept, by `lax.select`."""
         return lax.select(jnp.asarray(pred), jnp.asarray(a, dtype=F64), jnp.asarray(b, dtype=F64))

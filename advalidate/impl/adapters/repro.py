@@ -48,7 +48,7 @@ EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop", "select"
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 #: The namespace calls that transform a function of the program (issue #26: `jax-vmap`, ...).
-TRANSFORMATIONS = ("vmap", "checkpoint", "scan", "cond", "scan_states", "scan_right", "fori_loop")
+TRANSFORMATIONS = ("vmap", "checkpoint", "scan", "cond", "scan_states", "scan_right", "fori_loop", "switch")
 
 
 class Sym:
