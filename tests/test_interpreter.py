@@ -540,3 +540,37 @@ def test_mp_range_check_specials():
             ops._ok(v, "x")
     for v in (mpmath.mpf(0), mpmath.mpf(1e300), -mpmath.mpf(1e300), mpmath.mpf(2) ** 996):
         assert ops._ok(v, "x") is v
+
+
+@pytest.mark.parametrize("stage_name", ["tape", "staged", "delta", "forward"])
+def test_compiled_programs_are_freed_by_reference_counting(stage_name):
+    """Neither a `Compiler` nor a `CompiledOnce` program is a reference cycle (the compiler's node
+    table holds plain functions; the closures reach the current run's primitives through a cell of
+    their own): with the cyclic collector off, dropping the last reference frees them, and with
+    them the primitive table of their last run."""
+    import gc
+    import weakref
+
+    from advalidate.impl import engine
+    from advalidate.impl.engine import CompiledOnce
+    from advalidate.lang.compile import Budget
+
+    prog = adv.parse(r"\((a, b) : (R, R)) -> let f = \(t : R) -> t * sin a in f b + a * b")
+    stage = engine(stage_name)
+    gc.collect()
+    gc.disable()
+    try:
+        compiler = Compiler(P.numeric_prims(FloatOps()), Budget(None))
+        fn = compiler.compile_program(prog.core)
+        assert fn((2.0, 3.0)) == pytest.approx(3.0 * math.sin(2.0) + 6.0)
+        gone = weakref.ref(compiler)
+        del compiler, fn
+        assert gone() is None
+        rt = stage.runtime("float", stage.domain("float", 30))
+        once = CompiledOnce(rt, stage.target(prog), None)
+        once.bind(rt)
+        gone, runtime = weakref.ref(once), weakref.ref(rt)
+        del once, rt
+        assert gone() is None and runtime() is None
+    finally:
+        gc.enable()

@@ -168,20 +168,24 @@ class CompiledOnce:
     `compile_once` is set: on a small array program, compiling the closures at every `vjp` cost
     as much as running them. The closures call the primitives of whichever run holds the program
     (`table`, looked up at each call), so every run still has a fresh runtime and exact counts of
-    its own; a run that finds the program busy (another thread, a nested `vjp`) compiles afresh."""
+    its own; a run that finds the program busy (another thread, a nested `vjp`) compiles afresh.
+    The closures reach the current table through a cell of their own (`_Current`), never through
+    this object: no reference cycle, so reference counting frees the compiled program (and
+    whatever its last run left in the table) as soon as its program is gone, without waiting for
+    the cyclic collector."""
 
     def __init__(self, template: Any, target: C.CExpr, limit: int | None, compiler: type[Compiler] = Compiler) -> None:
         self.target, self.limit, self.compiler = target, limit, compiler
-        self.table: Mapping[str, Any] = template.prims()  # the compile-time constants (`dconst`) come from it
+        self.current = _Current(template.prims())  # the compile-time constants (`dconst`) come from it
         self.lock = threading.Lock()
         self.budget = template.budget(limit)
-        late = {name: self._late(name, v) for name, v in self.table.items()}
+        current = self.current
+        late = {name: _late(current, name, v) for name, v in current.table.items()}
         self.fn = run_deep(compiler(late, self.budget).compile_program, target)
 
-    def _late(self, name: str, v: Any) -> Any:
-        if name == "arrays":
-            return _LateArrays(self, v.vectorised)
-        return lambda *args: self.table[name](*args)
+    @property
+    def table(self) -> Mapping[str, Any]:
+        return self.current.table
 
     def bind(self, rt: Any) -> Callable[[Any], Any]:
         """The program run with the primitives of `rt` (a `StageRuntime`, or anything with its
@@ -191,7 +195,7 @@ class CompiledOnce:
             if not self.lock.acquire(blocking=False):
                 return run_deep(self.compiler(rt.prims(), rt.budget(self.limit)).compile_program, self.target)(x)
             try:
-                self.table = rt.prims()
+                self.current.table = rt.prims()
                 self.budget.reset()
                 return self.fn(x)
             finally:
@@ -200,15 +204,31 @@ class CompiledOnce:
         return run
 
 
+class _Current:
+    """The primitive table of the run that holds a `CompiledOnce` program."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: Mapping[str, Any]) -> None:
+        self.table = table
+
+
+def _late(current: _Current, name: str, v: Any) -> Any:
+    """The primitive `name` of whichever run holds the program, looked up at each call."""
+    if name == "arrays":
+        return _LateArrays(current, v.vectorised)
+    return lambda *args: current.table[name](*args)
+
+
 class _LateArrays:
     """The `arrays` runtime of a `CompiledOnce` program: the current run's, looked up at each use."""
 
-    def __init__(self, owner: CompiledOnce, vectorised: bool) -> None:
-        self._owner = owner
+    def __init__(self, current: _Current, vectorised: bool) -> None:
+        self._current = current
         self.vectorised = vectorised  # read by the compiler; the same for every run of a stage
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._owner.table["arrays"], name)
+        return getattr(self._current.table["arrays"], name)
 
 
 class Stage:

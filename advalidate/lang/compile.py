@@ -155,30 +155,7 @@ class Compiler:
     def __init__(self, prims: Mapping[str, Callable], budget: Budget) -> None:
         self.prims = prims
         self.budget = budget
-        # The compiling method of each core node class, bound (so a subclass's override, e.g.
-        # `array` or `let_chain`, is the one used): `expr` makes one look-up per node.
-        self.cases: dict[type, Callable[[Any, _Scope], Code]] = {
-            C.Var: self.var,
-            C.Const: self.const_node,
-            C.Lam: self.lam_node,
-            C.App: self.app,
-            C.Let: self.let_chain,
-            C.LetRec: self.letrec,
-            C.PairC: self.pair,
-            C.ParC: self.pair,
-            C.Fst: self.fst,
-            C.Snd: self.snd,
-            C.Inl: self.inl,
-            C.Inr: self.inr,
-            C.Case: self.case,
-            C.If: self.if_,
-            C.Nil: self.nil,
-            C.ConsC: self.cons,
-            C.ListCase: self.list_case,
-            C.Op: self.op,
-            C.Deriv: self.deriv,
-            **dict.fromkeys(C.ARRAY_NODES, self.array),
-        }
+        self.cases = _cases(type(self))
 
     def compile_program(self, e: C.CExpr) -> Callable[[Any], Any]:
         """A closed expression of function type, compiled to a Python callable."""
@@ -198,7 +175,7 @@ class Compiler:
         case = self.cases.get(type(e))
         if case is None:
             return self.compile_extra(e, s)
-        return case(e, s)
+        return case(self, e, s)
 
     def var(self, e: C.Var, s: _Scope) -> Code:
         return _access(*s.lookup(e.name))
@@ -588,3 +565,40 @@ def _nonzero(b: int, what: str) -> int:
     if b == 0:
         raise DomainError(f"{what} by zero")
     return b
+
+
+#: The compiling function of each core node class, per compiler class (`_cases`).
+_CASES: dict[type, dict[type, Callable[[Any, Any, _Scope], Code]]] = {}
+
+
+def _cases(cls: type[Compiler]) -> dict[type, Callable[[Any, Any, _Scope], Code]]:
+    """The compiling method of each core node class for compilers of class `cls` (so a subclass's
+    override, e.g. `array` or `let_chain`, is the one used): `Compiler.expr` makes one look-up per
+    node. Plain functions of the class, not methods bound to a compiler: a table of bound methods
+    held by the compiler would make every compiler a reference cycle, which only the cyclic
+    collector frees, and with it the primitive table and whatever the compiled closures hold."""
+    table = _CASES.get(cls)
+    if table is None:
+        table = _CASES[cls] = {
+            C.Var: cls.var,
+            C.Const: cls.const_node,
+            C.Lam: cls.lam_node,
+            C.App: cls.app,
+            C.Let: cls.let_chain,
+            C.LetRec: cls.letrec,
+            C.PairC: cls.pair,
+            C.ParC: cls.pair,
+            C.Fst: cls.fst,
+            C.Snd: cls.snd,
+            C.Inl: cls.inl,
+            C.Inr: cls.inr,
+            C.Case: cls.case,
+            C.If: cls.if_,
+            C.Nil: cls.nil,
+            C.ConsC: cls.cons,
+            C.ListCase: cls.list_case,
+            C.Op: cls.op,
+            C.Deriv: cls.deriv,
+            **dict.fromkeys(C.ARRAY_NODES, cls.array),
+        }
+    return table

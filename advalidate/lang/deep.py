@@ -69,6 +69,9 @@ def _serve_calls() -> None:
             fut.set_exception(exc)
         finally:
             sys.setrecursionlimit(old)
+            # Not kept until the next call: the call's arguments (a compiler and its primitive
+            # table, say) are freed when it returns, like a call's on the caller's own stack.
+            del fut, fn, args, kwargs
 
 
 def _ensure_worker() -> None:
