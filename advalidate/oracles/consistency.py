@@ -255,6 +255,8 @@ class ConsistencyOracle(Oracle):
                 run, f"a kink with {len(g)} input reals: more than {KINK_MAX_INPUTS} to search its pieces ({where})"
             )
 
+        near = getattr(eng, "gradients_near", None)
+
         def grad_near(p: Any) -> list[float] | None:
             try:
                 _, back = eng.vjp(ctx.prog, unflatten(x, [float(a) for a in p]))
@@ -262,6 +264,8 @@ class ConsistencyOracle(Oracle):
             except (EvalError, RecursionError, ArithmeticError):
                 return None
 
+        if near is not None:  # the same gradients, the program compiled once for the many points
+            grad_near = near(ctx.prog, x, ctx.dy)
         verdict = kinks.judge_at_kink(grad_near, flatten(x), g, rule=rule, seed=ctx.seed, n_dirs=KINK_DIRS)
         ties = f"ties in {', '.join(eng.plan.ties)}" if eng.plan.ties else "a kink along v"
         text = f"at a kink ({ties}; rule {rule!r}): {verdict.message} ({where})"

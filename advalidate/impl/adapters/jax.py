@@ -170,6 +170,12 @@ class JaxEngine(ForwardMode, TensorEngine):
 
     jit = False
 
+    def gradients_near(self, prog: Any, x: Any, dy: Any) -> Callable[[Sequence[float]], list[float] | None]:
+        """Reverse mode at many points near `x`, compiled once (`jax_near`: the kink search's points)."""
+        from .jax_near import gradients_near
+
+        return gradients_near(self, prog, x, dy)
+
     def lowering_table(self) -> Any:
         from .jax_lowerings import LOWERINGS
 

@@ -32,7 +32,7 @@ class JaxNamespace:
         return jnp.asarray(x, dtype=F64)
 
     def asnumpy(self, x: Any) -> np.ndarray:
-        return self.branches.decide(lambda: np.asarray(x, dtype=bool))
+        return self.branches.decide(lambda: np.asarray(x, dtype=bool), lambda: x)
 
     def zeros(self, shape: Sequence[int]) -> Any:
         return jnp.zeros(tuple(shape), dtype=F64)

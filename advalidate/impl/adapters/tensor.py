@@ -50,13 +50,20 @@ class Branches:
         self.mode = "off"  # off | record | replay
         self.log: list[Any] = []
         self.pos = 0
+        #: While replaying, the traced comparisons themselves (a list: `guarded_replay`), so that a
+        #: compiled run at another input can be checked to take the recorded branches.
+        self.guards: list[Any] | None = None
 
-    def decide(self, compute: Callable[[], Any]) -> Any:
+    def decide(self, compute: Callable[[], Any], guard: Callable[[], Any] | None = None) -> Any:
         if self.mode == "replay":
             if self.pos >= len(self.log):
                 raise NotImplementedError("the traced program takes a comparison the eager run did not")
             out = self.log[self.pos]
             self.pos += 1
+            if self.guards is not None:
+                if guard is None:
+                    raise NotImplementedError("a replayed decision without a traceable comparison")
+                self.guards.append(guard())
             return out
         out = compute()
         if self.mode == "record":
@@ -80,16 +87,16 @@ def branching_ops(base: type, branches: Branches) -> Any:
 
     class Ops(base):  # type: ignore[misc, valid-type]
         def lt(self, a: Any, b: Any) -> bool:
-            return branches.decide(lambda: base.lt(self, a, b))
+            return branches.decide(lambda: base.lt(self, a, b), lambda: self.lib.less(a, b))
 
         def le(self, a: Any, b: Any) -> bool:
-            return branches.decide(lambda: base.le(self, a, b))
+            return branches.decide(lambda: base.le(self, a, b), lambda: self.lib.less_equal(a, b))
 
         def gt(self, a: Any, b: Any) -> bool:
-            return branches.decide(lambda: base.gt(self, a, b))
+            return branches.decide(lambda: base.gt(self, a, b), lambda: self.lib.greater(a, b))
 
         def ge(self, a: Any, b: Any) -> bool:
-            return branches.decide(lambda: base.ge(self, a, b))
+            return branches.decide(lambda: base.ge(self, a, b), lambda: self.lib.greater_equal(a, b))
 
         def div(self, a: Any, b: Any) -> Any:
             return a / b if branches.tracing else base.div(self, a, b)
