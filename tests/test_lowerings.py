@@ -219,6 +219,32 @@ def test_own_semantics_repro_exits_1_while_the_bug_is_there_and_0_where_the_libr
     assert "reverse agrees with forward mode: True" in out.stdout
 
 
+# reports/findings/jax-digamma-negative (jax-ml/jax#37635): the default call's own gradient is wrong
+DIGAMMA = (
+    r"\(a : Array [3] R) -> sumOuter (gather [4] (build1 3 (\i -> digamma (a ! [i] - 10.0))) (\[p] -> [p - 1]))",
+    np.array([0.5, 0.25, 0.7]),
+)
+
+
+def test_a_buggy_default_call_is_named_not_the_other_calls_of_the_run(tmp_path: Path) -> None:
+    """The run fails with every construct's first call too, so no other call is blamed: the one that
+    fails alone at the arguments the run met is; its repro.py (the program through the first calls)
+    exits 1 alone."""
+    eng = _engine("jax")
+    from advalidate.oracles.consistency import reproducer
+
+    prog = parse(DIGAMMA[0])
+    blamed = set()
+    for seed in range(4):
+        (v,) = check(prog, DIGAMMA[1], engines=["jax"], oracles=["consistency"], seed=seed).verdicts
+        assert v.status == "fail", v.describe()
+        blamed.add(library_call(v.detail))
+    assert blamed == {"jax.scipy.special.digamma"}
+    kind = failure_class(v.to_dict())
+    out = _run_isolated(reproducer(eng, prog, DIGAMMA[1], seed, kind), tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+
+
 torch = pytest.importorskip("torch")
 from advalidate.impl.adapters.torch import _index, _t  # noqa: E402  (the planted lowering's helpers)
 

@@ -39,6 +39,7 @@ import re
 from typing import Any
 
 from ..lang.errors import EvalError
+from ..lang.program import parse
 from ..lang.specials import SPECIALS
 from ..lang.values import flatten, unflatten
 from . import kinks
@@ -53,6 +54,7 @@ KINK_REL = 1e-3  # one-sided differences further apart than this (relative): a k
 KINK_DIRS = 4
 LOCALISE = 3  # calls judged alone to localise a failure
 KINK_MAX_INPUTS = 8  # the pieces at a kink are searched along 2n coordinate directions and more
+DEFAULTS_ONLY = "\0the tables' first calls"  # `only` naming no call: the first row everywhere
 NOT_IMPLEMENTED = ("not implemented", "does not support", "not supported", "unsupported")
 
 
@@ -146,6 +148,13 @@ class ConsistencyOracle(Oracle):
         v.calls = [f"{low.construct} | {low.name}" for low in eng.plan.used]
         if v.status != FAIL:
             return v
+        defaults, deng = self.judge_plan(ctx, run, make(ctx.seed, only=DEFAULTS_ONLY))
+        if defaults.status == FAIL:  # the run fails with the table's first calls alone: one of them is at fault
+            blamed = self._default_at_fault(ctx, run, deng.plan)
+            names = blamed or " + ".join(low.name for low in deng.plan.used) or "the faithful calls"
+            defaults.detail = f"{lowering_tag(names)}: {defaults.detail}"
+            defaults.calls = v.calls
+            return defaults
         used = [low for low in eng.plan.used if low is not eng.plan.table[low.construct][0]]
         # the calls with semantics of their own first (the likeliest culprits), at most LOCALISE of them
         used.sort(key=lambda low: (low.faithful, low.oob != "own"))
@@ -158,6 +167,29 @@ class ConsistencyOracle(Oracle):
         names = " + ".join(low.name for low in eng.plan.used) or "the faithful calls"
         v.detail = f"{lowering_tag(names)}: {v.detail}"
         return v
+
+    def _default_at_fault(self, ctx: Context, run: EngineRun, plan: Any) -> str | None:
+        """Which of the table's first calls a failing run used is at fault: a special function's call
+        judged alone (`\\x -> f x` through that call) at the arguments the run met it with
+        (`Plan.met_args`); None when none fails alone (the program's composition of them does)."""
+        for low in plan.used:
+            name = low.construct.removeprefix("special:")
+            if name == low.construct or name not in SPECIALS:
+                continue
+            arity = SPECIALS[name].arity
+            src = rf"\(x : R) -> {name} x" if arity == 1 else rf"\(p : (R, R)) -> {name} (fst p) (snd p)"
+            prog = parse(src)
+            for args in plan.met_args.get(low.name, []):
+                x = args[0] if arity == 1 else tuple(args)
+                try:
+                    sctx = Context(prog, x, ctx.seed)
+                except (EvalError, ArithmeticError, ValueError):
+                    continue
+                eng = run.engine.lowered(ctx.seed, only=low.name)
+                verdict = self._judge_at(sctx, run, eng, x, f"{name} alone at {x!r}")
+                if verdict is not None and verdict.status == FAIL:
+                    return low.name
+        return None
 
     def judge_plan(self, ctx: Context, run: EngineRun, eng: Any) -> tuple[Verdict, Any]:
         """The verdict of one lowered engine: the first failure at any judged input, else the verdict at

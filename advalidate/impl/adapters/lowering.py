@@ -67,6 +67,7 @@ CONSTRUCTS = ARRAY_CONSTRUCTS + tuple(special_construct(n) for n in SPECIALS)
 ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy"}
 OOB = ("mask", "wrap-once", "own")
 PALETTE = 2  # lowerings per construct per program
+MET_ARGS = 8  # argument points kept per special function's call (`Plan.note_args`)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,8 @@ class Plan:
     ties: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    #: per special function's row (name): the scalar arguments it was called with (`note_args`)
+    met_args: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)
     epoch: int = 0  # the judged inputs so far (`forget_met`): each after the first draws afresh
 
     def start(self) -> None:
@@ -195,7 +198,22 @@ class Plan:
         the calls of a failing input are those its failure is localised among and its tie rule
         comes from (a verdict's `calls` are those of the input it was decided at)."""
         self.ties, self.undefined, self.used = [], [], []
+        self.met_args = {}
         self.epoch += 1
+
+    def note_args(self, low: Lowering, args: Sequence[Any]) -> None:
+        """A special function's call met these (concrete, broadcast element-wise) arguments: the
+        first MET_ARGS distinct scalar points per row are kept, so that a failure of a program can
+        be put to the one call, alone at the arguments it met (the consistency oracle)."""
+        seen = self.met_args.setdefault(low.name, [])
+        if len(seen) >= MET_ARGS:
+            return
+        for point in zip(*(np.ravel(a) for a in np.broadcast_arrays(*args))):
+            p = tuple(float(v) for v in point)
+            if p not in seen:
+                seen.append(p)
+                if len(seen) >= MET_ARGS:
+                    return
 
     def use(self, low: Lowering) -> Lowering:
         if low not in self.used:

@@ -155,14 +155,18 @@ def note_kink(holder: Any, name: str, low: Lowering, args: tuple) -> None:
     `min` / `max` at a tie, `abs` at 0, `floor` at an integer) records it in the plan, so the
     consistency oracle judges the gradient by the call's tie rule: where the pieces around the kink
     compose into a smooth function (`min (max (2 x) (k x)) x` at x = 0), differences see no kink,
-    yet a call splitting the tie (`jnp.fmax`) gives, as documented, no derivative of it."""
+    yet a call splitting the tie (`jnp.fmax`) gives, as documented, no derivative of it. The
+    arguments met are recorded too (`Plan.note_args`: a failure is localised to the call by them)."""
     plan = getattr(holder, "plan", None)
-    kink = SPECIALS[name].kink
-    if plan is None or kink is None:
+    if plan is None:
         return
     vals = [_concrete(holder, a) for a in args]
     if any(v is None for v in vals):
         return  # under a tracing compiler: no values to compare
+    plan.note_args(low, vals)
+    kink = SPECIALS[name].kink
+    if kink is None:
+        return
     a, b, _ = kink(*vals)
     if np.any(np.asarray(a) == np.asarray(b)):
         plan.note_tie(low)
