@@ -15,14 +15,18 @@ or giving them to one element — and asks whether the library agrees with *itse
   integer-valued inputs), the selection-gradient verdict (`oracles.kinks`): the gradient must be
   that of one active smooth piece ("piece") or, where every tied call used documents splitting the
   cotangent (jnp.max, torch.amax, scatter maxima), lie in their convex hull ("hull").
+  The pieces' gradients come from the engine's `gradients_near` where it has one (JAX: one
+  compiled vjp for the many points, `adapters/jax_near.py`), else from one eager vjp per point.
 
 A call whose semantics differ from the language's is therefore never a false alarm of the
 language's oracles (they judge the engine's own language-faithful run only), and a call that
 disagrees with itself is a finding. Behaviour the library documents as undefined (`.at[].set` or
 `index_put_(accumulate=False)` with repeated targets) is recorded in the verdict and the faithful
-call used there instead. On a failure the oracle localises it: it judges again with each lowering
-the run used alone (the faithful one everywhere else) and names the first that fails by itself;
-the detail starts with `lowering ⟦call(mode)⟧`, which findings group by.
+call used there instead. On a failure the oracle localises it: when the run fails with every
+construct's first call too, it names the special function's first call that fails alone at the
+arguments the run met it with; else it judges again with each lowering the run used alone (the
+faithful one everywhere else) and names the first that fails by itself; the detail starts with
+`lowering ⟦call(mode)⟧`, which findings group by.
 
 Inputs: the check's input, then the inputs users meet derived from it (`user_inputs`: every real
 rounded to an integer — exact ties, ±0.0 —; index data redrawn with repeated entries and entries out
