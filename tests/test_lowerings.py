@@ -368,3 +368,15 @@ def test_a_tie_of_special_min_max_inside_a_smooth_composition_is_judged_by_the_t
         assert lowered.plan.ties, seed
         v = check(prog, 0.0, engines=[eng], oracles=["consistency"], seed=seed).verdicts[0]
         assert v.status != "fail", (seed, v.detail)
+
+
+def test_the_arguments_a_call_is_judged_alone_at_include_the_far_ones() -> None:
+    """Eight of the arguments met, spread over their sorted order: a call met at many points near
+    -2.5 and at a few near -10000.4 is judged at both (its failure may live at either)."""
+    from advalidate.impl.adapters.lowering import spread
+
+    met = [(-2.5 + k * 1e-6,) for k in range(40)] + [(-10000.4 + k * 1e-6,) for k in range(4)]
+    picked = spread(met, 8)
+    assert len(picked) == 8 and min(met) in picked and max(met) in picked
+    assert any(p[0] < -10000 for p in picked) and any(p[0] > -3 for p in picked)
+    assert spread(met[:3], 8) == sorted(met[:3])

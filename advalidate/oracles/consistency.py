@@ -57,6 +57,7 @@ STEP = 1e-5
 KINK_REL = 1e-3  # one-sided differences further apart than this (relative): a kink along v
 KINK_DIRS = 4
 LOCALISE = 3  # calls judged alone to localise a failure
+MET_JUDGED = 8  # arguments a special function's first call is judged alone at (a spread of those met)
 KINK_MAX_INPUTS = 8  # the pieces at a kink are searched along 2n coordinate directions and more
 DEFAULTS_ONLY = "\0the tables' first calls"  # `only` naming no call: the first row everywhere
 NOT_IMPLEMENTED = ("not implemented", "does not support", "not supported", "unsupported")
@@ -176,6 +177,8 @@ class ConsistencyOracle(Oracle):
         """Which of the table's first calls a failing run used is at fault: a special function's call
         judged alone (`\\x -> f x` through that call) at the arguments the run met it with
         (`Plan.met_args`); None when none fails alone (the program's composition of them does)."""
+        from ..impl.adapters.lowering import spread
+
         for low in plan.used:
             name = low.construct.removeprefix("special:")
             if name == low.construct or name not in SPECIALS:
@@ -183,12 +186,15 @@ class ConsistencyOracle(Oracle):
             arity = SPECIALS[name].arity
             src = rf"\(x : R) -> {name} x" if arity == 1 else rf"\(p : (R, R)) -> {name} (fst p) (snd p)"
             prog = parse(src)
-            for args in plan.met_args.get(low.name, []):
+            for args in spread(plan.met_args.get(low.name, []), MET_JUDGED):
                 x = args[0] if arity == 1 else tuple(args)
                 try:
                     sctx = Context(prog, x, ctx.seed)
                 except (EvalError, ArithmeticError, ValueError):
                     continue
+                # a unit direction: the check's scales with the input, a step of 0.07 at -10000.4
+                # would cross digamma's curvature near its poles and read as a kink
+                sctx.v = unflatten(x, [1.0] * len(args))
                 eng = run.engine.lowered(ctx.seed, only=low.name)
                 verdict = self._judge_at(sctx, run, eng, x, f"{name} alone at {x!r}")
                 if verdict is not None and verdict.status == FAIL:

@@ -67,7 +67,7 @@ CONSTRUCTS = ARRAY_CONSTRUCTS + tuple(special_construct(n) for n in SPECIALS)
 ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy"}
 OOB = ("mask", "wrap-once", "own")
 PALETTE = 2  # lowerings per construct per program
-MET_ARGS = 8  # argument points kept per special function's call (`Plan.note_args`)
+MET_ARGS = 64  # argument points kept per special function's call (`Plan.note_args`)
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,8 @@ class Plan:
     def note_args(self, low: Lowering, args: Sequence[Any]) -> None:
         """A special function's call met these (concrete, broadcast element-wise) arguments: the
         first MET_ARGS distinct scalar points per row are kept, so that a failure of a program can
-        be put to the one call, alone at the arguments it met (the consistency oracle)."""
+        be put to the one call, alone at the arguments it met (the consistency oracle judges a
+        spread of them: `spread`)."""
         seen = self.met_args.setdefault(low.name, [])
         if len(seen) >= MET_ARGS:
             return
@@ -233,6 +234,15 @@ class Plan:
     def own(self) -> list[Lowering]:
         """The lowerings used other than the tables' first ones (the language's own way)."""
         return [low for low in self.used if low is not self.table[low.construct][0]]
+
+
+def spread(points: Sequence[tuple[float, ...]], k: int) -> list[tuple[float, ...]]:
+    """At most `k` of `points`, evenly spaced in their sorted order (the extremes among them): a
+    call met at a few points of one size and at one far out is judged at both."""
+    ordered = sorted(set(points))
+    if len(ordered) <= k:
+        return ordered
+    return [ordered[round(i * (len(ordered) - 1) / (k - 1))] for i in range(k)]
 
 
 def _values(xp: Any, a: Any) -> np.ndarray | None:
