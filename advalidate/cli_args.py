@@ -127,8 +127,9 @@ def names_epilog() -> str:
         (
             "compiling",
             "torch-inductor is opt-in (in no default list): Inductor's C++ kernels take about 10-100 s per "
-            "compile on a CPU; torch-compile (aot_eager) about 1 s; one compile per program and branch path, "
-            "cached per campaign worker",
+            "compile on a CPU, so a campaign worker compiles 8 programs as one batch (give --timeout 600); "
+            "torch-compile (aot_eager) about 1 s, one compile per program; compiles are cached per program "
+            "and branch path per campaign worker",
         ),
         ("your engine", "--engine module:attr (an engine object or class, found from the current directory too)"),
         ("oracles", ", ".join(names["oracles"])),

@@ -29,6 +29,7 @@ from transform_checks import (  # noqa: E402
     eager_agrees,
     example,
     generated_agree,
+    own_forward_agrees,
     planted,
 )
 
@@ -46,6 +47,34 @@ def test_the_array_examples_and_generated_programs_agree_three_ways(compiled: An
         assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), f"{path.stem}\n{res.report('all')}"
         eager_agrees(compiled, "torch", prog, x)
     assert generated_agree(compiled, "torch", 6) >= 4
+
+
+@pytest.mark.peers
+def test_a_batch_of_programs_is_one_compile_and_each_is_judged_three_ways_from_it() -> None:
+    eng = adv.engine("torch-compile")
+    cases = [(c.program, c.input) for c in (generate(seed, features=ARRAY_MIX) for seed in range(6))]
+    held = eng.prepare(cases)
+    assert held >= 4 and eng.compiles == 1  # one function for the batch, compiled and run once
+    for prog, x in cases:
+        res = check(prog, x, engines=[eng], oracles=["fd", "cross"])
+        assert res.ok, f"{adv.pretty(prog)}\n{res.report('all')}"
+        if res.counts()["pass"]:
+            eager_agrees(eng, "torch", prog, x)  # the batch's outputs are this program's
+    assert eng.compiles == 1 and eng.hits >= held  # the reverse-mode checks all ran the batch
+    prog, x = cases[0]
+    own_forward_agrees(eng, prog, x, 0)  # forward mode: the program compiled alone
+    assert eng.compiles == 2
+
+
+@pytest.mark.peers
+def test_a_batch_that_fails_to_compile_is_dropped_and_each_program_compiled_alone() -> None:
+    eng = planted("broken_torch_compile", "CrashingCompiledBackward")
+    prog = adv.parse(r"\(a : Array [3] R) -> let b = sin a in sumOuter (b * a)")
+    other = adv.parse(r"\(a : Array [2] R) -> sumOuter (a * a)")
+    x, y = np.array([0.5, 1.0, 2.0]), np.array([1.0, -2.0])
+    assert eng.prepare([(prog, x), (other, y)]) == 0  # the batch's backward crashes: dropped
+    res = check(other, y, engines=[eng], oracles=["fd"])
+    assert res.counts()["pass"] == 1, res.report("all")  # judged alone: right
 
 
 @pytest.mark.peers

@@ -329,6 +329,7 @@ class Campaign:
             cwd=os.getcwd(),
             memory_limit=cfg.memory_limit,
             mix=self.mix,
+            programs=cfg.programs,
         )
         if cfg.scheduler is not None:  # a cluster that cannot be reached leaves --out as it was
             self.pool = self._dask_pool()

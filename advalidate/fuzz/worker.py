@@ -50,6 +50,7 @@ class WorkerConfig:
     size: int | None = None  # a fixed target size for every program (benchmarks); None: a spread
     memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (RLIMIT_AS)
     mix: dict[str, Any] | None = None  # what the generator draws (mix.py); None: the default mix
+    programs: int | None = None  # the campaign's --programs: no batch compiles a program past it
 
 
 # ---- deterministic plan of a campaign ----------------------------------------------------------
@@ -214,19 +215,48 @@ def settle_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: list[str]) -> dict[str, Any]:
+def generate_case(cfg: WorkerConfig, index: int) -> Any:
+    """The generated case of the campaign's program `index`."""
     from ..generators import generate
+    from .mix import generate_kwargs
+
+    pseed = program_seed(cfg.campaign_seed, index)
+    size = cfg.size if cfg.size is not None else program_size(pseed, cfg.max_size)
+    return generate(pseed, size, **generate_kwargs(cfg.mix, pseed))
+
+
+def prepare_batches(cfg: WorkerConfig, engines: list[Any], index: int, prepared: dict[int, int]) -> None:
+    """For each engine that compiles programs in batches (`prepare`, `batch_size`: the compile
+    engines, docs/transforms.md), hand it programs `index` .. `index + batch_size - 1` unless a
+    batch from an earlier index covers `index` (`prepared`: engine's position -> first index not
+    yet handed over). With several workers another may run some of them: their compile is unused."""
+    for k, eng in enumerate(engines):
+        size = getattr(eng, "batch_size", 1)
+        if not callable(getattr(eng, "prepare", None)) or size < 2 or index < prepared.get(k, 0):
+            continue
+        prepared[k] = index + size
+        cases = []
+        for i in range(index, index + size if cfg.programs is None else min(index + size, cfg.programs)):
+            try:
+                case = generate_case(cfg, i)
+            except Exception:  # noqa: BLE001 - reported when the program itself is run
+                continue
+            if case.behaved is None or case.behaved[0]:
+                cases.append((case.program, case.input))
+        eng.prepare(cases)
+
+
+def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: list[str]) -> dict[str, Any]:
     from ..lang.pretty import pretty_module
     from ..lang.values import show_value
     from .findings import module_constructs
-    from .mix import generate_kwargs
 
     t0, c0 = time.perf_counter(), time.process_time()
     pseed = program_seed(cfg.campaign_seed, index)
     size = cfg.size if cfg.size is not None else program_size(pseed, cfg.max_size)
     out: dict[str, Any] = {"index": index, "seed": pseed, "size": size}
     try:
-        case = generate(pseed, size, **generate_kwargs(cfg.mix, pseed))
+        case = generate_case(cfg, index)
     except Exception as exc:  # noqa: BLE001 - a generator bug is reported, not fatal
         out["error"] = f"generator failed: {type(exc).__name__}: {exc}"
         out["seconds"] = time.perf_counter() - t0
@@ -358,6 +388,7 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
             _send(conn, ("fatal", f"cannot set the memory limit: {type(exc).__name__}: {exc}"))
             return
     settle_collector()
+    prepared: dict[int, int] = {}
     _send(conn, ("ready", os.getpid()))
     while True:
         try:
@@ -371,6 +402,7 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
             # A whole task runs on the large-stack evaluation thread, so the many evaluations inside
             # it run in place instead of handing over to that thread one by one.
             if kind == "run":
+                run_deep(prepare_batches, cfg, engines, int(msg[1]), prepared)
                 reply: tuple = ("result", run_deep(run_program, cfg, engines, int(msg[1]), defaults))
             elif kind == "shrink":
                 reply = ("shrunk", run_deep(run_shrink, cfg, by_name, msg[1], lambda m: _send(conn, m)))

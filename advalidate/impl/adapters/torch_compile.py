@@ -12,7 +12,18 @@ input, its branches fixed as taken. That sequence is written by the reproducer's
 
 Caching: compiled functions are kept per engine (one per campaign worker) keyed by that source, so
 the several checks of one program at inputs on the same branch path share one compile.
-A campaign is dominated by compile time all the same (docs/transforms.md: throughput).
+
+Batching (`prepare`; `torch-inductor` by default, `torch-compile` not: see `batch_size`): a
+campaign worker hands the engine the next `batch_size` programs before judging them; their
+straight-line functions at their inputs become one function `F` returning all their outputs,
+compiled once and run forward and backward once at those inputs (so that every
+compile, Dynamo's, AOTAutograd's forward and backward graphs and Inductor's kernels, happens
+there). A later check of one of them (the same source: the same program on the same branch path)
+runs `F` with its leaves in its slot and the others' inputs fixed, and reads its outputs. Only the
+reverse-mode calls are batched (every leaf requiring its gradient, as when `F` was compiled); a
+forward-mode call (dual tensors) compiles the program alone. A batch that fails to compile or to
+run is dropped silently: each of its programs is then compiled alone, where a failure is
+attributed to it (a decline or a finding).
 
 Derivative operators inside the program (seed 001, `nested`) are not supported: Dynamo does not
 capture `torch.autograd.grad` in a full graph.
@@ -37,6 +48,8 @@ from .torch_namespace import TorchNamespace, _t
 
 #: Compiled programs an engine keeps (the least recently used are dropped).
 CACHE_SIZE = 64
+#: Programs a campaign worker hands `torch-inductor` to compile as one batch (`prepare`).
+BATCH_SIZE = 8
 
 
 class BackwardCrash(RuntimeError):
@@ -60,11 +73,16 @@ class TorchCompileEngine(TorchEngine):
     backend = "aot_eager"
     semantics = "language: explicit masking; torch.compile(backend='aot_eager') of the program's torch calls"
     supports = TorchEngine.supports - {"nested"}
+    #: Programs a campaign worker hands over per batch (`prepare`); 1: each compiled alone. Not
+    #: batched by default: the forward-mode checks compile each program alone anyway (dual tensors
+    #: do not fit the batch's compiled guards), and Dynamo's and AOTAutograd's time grows faster
+    #: than the graph, so a batch made a campaign 3x slower (docs/transforms.md).
+    batch_size = 1
 
     def __init__(self) -> None:
         super().__init__()
         self.cache: OrderedDict[str, Callable[..., Any]] = OrderedDict()
-        self.compiles = 0  # distinct sources compiled (the tests and docs read them)
+        self.compiles = 0  # functions compiled, a batch counting one (the tests and docs read them)
         self.hits = 0
 
     def namespace(self) -> Any:
@@ -75,20 +93,53 @@ class TorchCompileEngine(TorchEngine):
         return None
 
     def compiled(self, src: str) -> Callable[..., Any]:
-        """`f` of the straight-line source `src`, compiled (or from the cache)."""
+        """`f` of the straight-line source `src`, compiled (or from the cache: alone, or in a batch)."""
         if src in self.cache:
             self.hits += 1
             self.cache.move_to_end(src)
             return self.cache[src]
+        fn = self._compile(src, "f")
+        self._keep(src, fn)
+        return fn
+
+    def _compile(self, src: str, name: str) -> Callable[..., Any]:
         scope: dict[str, Any] = {"__name__": f"advalidate_{self.name.replace('-', '_')}"}
         exec(self.repro_info()["imports"] + "\n\n" + src, scope)  # noqa: S102 - advalidate's own trace
         scope["ns"] = self.namespace()
-        fn = torch.compile(scope["f"], backend=self.backend, fullgraph=True, dynamic=False)
         self.compiles += 1
+        return torch.compile(scope[name], backend=self.backend, fullgraph=True, dynamic=False)
+
+    def _keep(self, src: str, fn: Callable[..., Any]) -> None:
         self.cache[src] = fn
         if len(self.cache) > CACHE_SIZE:
             self.cache.popitem(last=False)
-        return fn
+
+    def prepare(self, cases: list[tuple[Program, Any]]) -> int:
+        """Compile the programs of `cases` (each at its input) as one batch (module docstring): how
+        many it holds (0: none, or the batch failed; each program is then compiled alone)."""
+        from ...lang.deep import run_deep
+        from .leaves import real_leaves
+        from .repro import straight_line
+
+        fns: list[tuple[str, list, int]] = []  # (source, input leaves, number of outputs)
+        for prog, x in cases:
+            try:
+                src, y = run_deep(straight_line, self, prog, x)
+            except Exception:  # noqa: BLE001 - a program the eager run refuses is judged (and refused) alone
+                continue
+            if src not in self.cache and src not in [f[0] for f in fns]:
+                fns.append((src, [self.to_lib(leaf) for leaf in real_leaves(x)], len(real_leaves(y))))
+        if len(fns) < 2:
+            return 0
+        batch = _Batch(fns)
+        try:
+            batch.fn = self._compile(batch.source(), "F")
+            batch.check()
+        except Exception:  # noqa: BLE001 - dropped: each program is compiled alone, where errors are its own
+            return 0
+        for k, (src, _, _) in enumerate(fns):
+            self._keep(src, batch.member(k, lambda src=src: self._compile(src, "f")))
+        return len(fns)
 
     def _leaves_fn(self, prog: Program, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
         from ...lang.deep import run_deep
@@ -134,12 +185,71 @@ class TorchCompileEngine(TorchEngine):
         }
 
 
+class _Batch:
+    """The straight-line functions of several programs as one function `F(*leaves)` returning all
+    their outputs (`fn`, once compiled), and each program's call of it (`member`)."""
+
+    def __init__(self, fns: list[tuple[str, list, int]]) -> None:
+        self.fns, self.fn = fns, None
+        self.leaves = [leaf for _, leaves, _ in fns for leaf in leaves]
+        self.starts = [0]
+        for _, leaves, _ in fns:
+            self.starts.append(self.starts[-1] + len(leaves))
+        self.outs = [0]
+        for _, _, n in fns:
+            self.outs.append(self.outs[-1] + n)
+
+    def source(self) -> str:
+        """`def f_k(...)` for each program (its own straight-line source renamed) and `def F(*xs)`."""
+        defs, calls = [], []
+        for k, (src, _, _) in enumerate(self.fns):
+            defs.append(src.replace("def f(", f"def f_{k}(", 1))
+            calls.append(f"*f_{k}(*xs[{self.starts[k]}:{self.starts[k + 1]}])")
+        return "\n".join(defs) + f"\ndef F(*xs):\n    return [{', '.join(calls)}]\n"
+
+    def inputs(self, k: int | None = None, leaves: list | None = None) -> list:
+        """`F`'s arguments: every program's inputs requiring their gradients (as when compiled), with
+        `leaves` in program k's slot."""
+        out = [t.detach().requires_grad_(True) for t in self.leaves]
+        if k is not None and leaves is not None:
+            out[self.starts[k] : self.starts[k + 1]] = leaves
+        return out
+
+    def check(self) -> None:
+        """Run `F` forward and backward at the programs' inputs: every compile happens here."""
+        xs = self.inputs()
+        ys = self.fn(*xs)
+        wanted = [x for x in xs if x.requires_grad]
+        if ys and wanted:
+            # retain_graph as the engine's backpropagator (`torch._grads`): AOTAutograd compiles the
+            # backward graph at its first call, donating buffers only where the graph is not kept
+            torch.autograd.grad(sum(y.sum() for y in ys), wanted, allow_unused=True, retain_graph=True)
+
+    def member(self, k: int, alone: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+        """Program k's compiled function: `F` with its leaves in its slot when they all require their
+        gradients and none is a dual tensor; else the program compiled alone (`alone`, once)."""
+        single: list[Callable[..., Any]] = []
+
+        def run(*leaves: Any) -> Any:
+            batched = all(getattr(t, "requires_grad", False) for t in leaves) and not any(
+                torch.autograd.forward_ad.unpack_dual(t).tangent is not None for t in leaves
+            )
+            if batched:
+                return self.fn(*self.inputs(k, list(leaves)))[self.outs[k] : self.outs[k + 1]]
+            if not single:
+                single.append(alone())
+            return single[0](*leaves)
+
+        return run
+
+
 class TorchInductorEngine(TorchCompileEngine):
     """`torch-compile` with Inductor, the default backend (C++ kernels on a CPU: about 30 s a
     compile, so opt-in)."""
 
     name = "torch-inductor"
     backend = "inductor"
+    batch_size = BATCH_SIZE  # Inductor's C++ build per compiled graph is the cost a batch shares
     semantics = "language: explicit masking; torch.compile(backend='inductor') of the program's torch calls"
 
     def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
