@@ -176,6 +176,19 @@ def test_a_recursion_that_needs_its_counter_concretely_is_declined_by_name() -> 
 
 
 @pytest.mark.peers
+def test_a_recursion_called_with_a_traced_count_is_declined_by_name() -> None:
+    pytest.importorskip("jax")
+    # h's count is g's counter, JAX's traced integer inside g's loop: no static trip count
+    prog = adv.parse(
+        r"\(x : R) -> letrec h (m : Z) : R = if m <= 0 then x else x * h (m - 1) in "
+        r"letrec g (n : Z) : R = if n <= 0 then x else let r = g (n - 1) in r * h n in g 3"
+    )
+    with pytest.raises(NotImplementedError, match="jax-scan: a recursion whose count is a traced integer"):
+        adv.engine("jax-scan").vjp(prog, 0.5)
+    assert three_ways(adv.engine("jax"), prog, 0.5)
+
+
+@pytest.mark.peers
 def test_a_domain_error_in_a_recursion_is_the_languages() -> None:
     pytest.importorskip("jax")
     prog = adv.parse(r"\(x : R) -> letrec g (n : Z) : R = if n <= 0 then x else log (g (n - 1) - 1.0) in g 3")
