@@ -38,37 +38,15 @@ def _atom(e: C.CExpr) -> bool:
     return isinstance(e, C.Var) or (isinstance(e, C.Const) and not isinstance(e.value, float))
 
 
-def _binders(e: C.CExpr) -> list[str]:
-    out: list[str] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, C.Lam):
-            out.append(x.param)
-        elif isinstance(x, C.Let):
-            out.append(x.name)
-        elif isinstance(x, C.LetRec):
-            out += [x.name, x.param]
-        elif isinstance(x, C.Case):
-            out += [x.lname, x.rname]
-        elif isinstance(x, C.ListCase):
-            out += [x.hname, x.tname]
-        elif isinstance(x, C.Build1):
-            out.append(x.param)
-        elif isinstance(x, (C.Gather, C.Scatter)):
-            out += list(x.params)
-        stack.extend(C.subexprs(x))
-    return out
-
-
 def unique_names(e: C.CExpr) -> set[str] | None:
     """Every name of `e`, or None when one is bound twice or bound inside while also free (then
     substituting and floating could capture)."""
-    bound = _binders(e)
-    free = C.free_vars(e)
-    if len(set(bound)) != len(bound) or set(bound) & free:
+    bound, used = C.binders_and_uses(e)
+    names = set(bound)
+    free = used - names
+    if len(names) != len(bound) or names & free:
         return None
-    return set(bound) | free
+    return names | free
 
 
 class _Simplifier:
@@ -139,11 +117,13 @@ def _used_whole(e: C.CExpr) -> set[str]:
     stack = [e]
     while stack:
         x = stack.pop()
-        if isinstance(x, C.Var):
+        t = type(x)
+        if t is C.Var:
             out.add(x.name)
-        elif isinstance(x, (C.Fst, C.Snd)) and isinstance(x.arg, C.Var):
+        elif (t is C.Fst or t is C.Snd) and type(x.arg) is C.Var:
             continue
-        stack.extend(C.subexprs(x))
+        else:
+            stack.extend(C.subexprs(x))
     return out
 
 
