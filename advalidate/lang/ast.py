@@ -10,7 +10,9 @@ Literal values are non-negative: `-1.0` is `Neg(RealLit(1.0))`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import specials
 from .span import Span as Span  # re-exported: nodes carry spans, the front end builds them
@@ -376,42 +378,33 @@ def module_as_expr(mod: Module) -> Expr:
 
 
 def children(e: Node) -> list[Node]:
-    """Direct sub-expressions (not patterns or binders), in evaluation order."""
-    if isinstance(e, (PairE, Par)):
-        return [e.left, e.right]
-    if isinstance(e, ListLit):
-        return list(e.items)
-    if isinstance(e, Cons):
-        return [e.head, e.tail]
-    if isinstance(e, Lam):
-        return [e.body]
-    if isinstance(e, App):
-        return [e.fn, e.arg]
-    if isinstance(e, Let):
-        return [e.rhs, e.body]
-    if isinstance(e, LetRec):
-        return [e.rhs, e.body]
-    if isinstance(e, If):
-        return [e.cond, e.then, e.orelse]
-    if isinstance(e, Case):
-        return [e.scrut] + [a.body for a in e.alts]
-    if isinstance(e, BinOp):
-        return [e.left, e.right]
-    if isinstance(e, Neg):
-        return [e.arg]
-    if isinstance(e, ArrayLit):
-        return list(e.items)
-    if isinstance(e, Build):
-        return [e.body]
-    if isinstance(e, Index):
-        return [e.arr, *e.idxs]
-    if isinstance(e, Gather):
-        return [e.arr, *e.idxs]
-    if isinstance(e, ArrayPrim):
-        return list(e.args)
-    if isinstance(e, Deriv):
-        return [e.fn, *e.args]
-    return []
+    """Direct sub-expressions (not patterns or binders), in evaluation order: one look-up of the
+    node's class (the generator, the pretty-printer's layout and the shrinker walk every node)."""
+    of = _CHILDREN.get(type(e))
+    return [] if of is None else of(e)
+
+
+#: `children` of each expression class (the others, leaves and non-expressions, have none).
+_CHILDREN: dict[type, Callable[[Any], list[Node]]] = {
+    PairE: lambda e: [e.left, e.right],
+    Par: lambda e: [e.left, e.right],
+    ListLit: lambda e: list(e.items),
+    Cons: lambda e: [e.head, e.tail],
+    Lam: lambda e: [e.body],
+    App: lambda e: [e.fn, e.arg],
+    Let: lambda e: [e.rhs, e.body],
+    LetRec: lambda e: [e.rhs, e.body],
+    If: lambda e: [e.cond, e.then, e.orelse],
+    Case: lambda e: [e.scrut] + [a.body for a in e.alts],
+    BinOp: lambda e: [e.left, e.right],
+    Neg: lambda e: [e.arg],
+    ArrayLit: lambda e: list(e.items),
+    Build: lambda e: [e.body],
+    Index: lambda e: [e.arr, *e.idxs],
+    Gather: lambda e: [e.arr, *e.idxs],
+    ArrayPrim: lambda e: list(e.args),
+    Deriv: lambda e: [e.fn, *e.args],
+}
 
 
 def mentions(e: Node, name: str) -> bool:
