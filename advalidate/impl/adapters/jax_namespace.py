@@ -12,7 +12,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import core as jax_core
 
 from .specials import JAX, install_namespace
 from .tensor import Branches
@@ -21,9 +20,6 @@ jax.config.update("jax_enable_x64", True)
 
 F64 = jnp.float64
 
-#: Element reads remembered per namespace (`JaxNamespace.getitem`) before the memo starts afresh.
-READS_MAX = 4096
-
 
 class JaxNamespace:
     """The `xp` namespace of `jax.numpy` (float64); `take_fill` / `scatter_add_drop` /
@@ -31,7 +27,6 @@ class JaxNamespace:
 
     def __init__(self, branches: Branches | None = None) -> None:
         self.branches = branches or Branches()
-        self.reads: dict[tuple, tuple[Any, Any, Any]] = {}
 
     def asarray(self, x: Any) -> Any:
         return jnp.asarray(x, dtype=F64)
@@ -55,25 +50,7 @@ class JaxNamespace:
         return jnp.transpose(x, tuple(perm))
 
     def getitem(self, a: Any, idxs: tuple) -> Any:
-        """`a[idxs]`; an element read (integer indices) of a JAX array is made once per array, index
-        and trace: programs read one element many times (`a ! [i]` in a `build` that runs one index
-        at a time, in a recursion), and each eager read is a linearised, dispatched indexing of its
-        own (issue #22: 7,740 reads, 22 of 34 CPU s of seed 3's program 367). Reusing the value read
-        is the same computation (arrays are immutable) with the same call; the key holds the trace
-        that was current (JAX's trace context), so a value read under one transformation (a vjp, a
-        `lax.scan` body) is never handed to another, and the array itself, so its id is not reused."""
-        if not isinstance(a, jax.Array) or not all(type(i) is int for i in idxs):
-            return jnp.asarray(a)[idxs]
-        trace = jax_core.trace_ctx.trace
-        key = (id(a), idxs, id(trace))
-        hit = self.reads.get(key)
-        if hit is not None and hit[0] is a and hit[1] is trace:
-            return hit[2]
-        out = jnp.asarray(a)[idxs]
-        if len(self.reads) >= READS_MAX:
-            self.reads.clear()
-        self.reads[key] = (a, trace, out)
-        return out
+        return jnp.asarray(a)[idxs]
 
     def where(self, c: np.ndarray, a: Any, b: Any) -> Any:
         return jnp.where(c, a, b)
