@@ -161,31 +161,32 @@ def test_generated_programs_with_letrec_are_lowered_and_agree_three_ways(name: s
     assert judged >= 6 and lowered >= 5, (judged, lowered)
 
 
-@pytest.mark.peers
-def test_a_recursion_that_needs_its_counter_concretely_is_declined_by_name() -> None:
-    pytest.importorskip("jax")
-    prog = adv.parse(
+DECLINED = [
+    pytest.param(
         r"\(x : R) -> letrec g (n : Z) : R = if n <= 0 then x else let r = g (n - 1) in "
-        r"if n <= 2 then r * x else sin r in g 4"
-    )
-    with pytest.raises(NotImplementedError, match="jax-scan: a recursion step that needs its counter"):
+        r"if n <= 2 then r * x else sin r in g 4",
+        "jax-scan: a recursion step that needs its counter",
+        id="step-branches-on-its-counter",
+    ),
+    pytest.param(  # h's count is g's counter, JAX's traced integer inside g's loop: no static trip count
+        r"\(x : R) -> letrec h (m : Z) : R = if m <= 0 then x else x * h (m - 1) in "
+        r"letrec g (n : Z) : R = if n <= 0 then x else let r = g (n - 1) in r * h n in g 3",
+        "jax-scan: a recursion whose count is a traced integer",
+        id="count-is-traced",
+    ),
+]
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("source", "message"), DECLINED)
+def test_a_recursion_jax_scan_cannot_carry_is_declined_by_name(source: str, message: str) -> None:
+    pytest.importorskip("jax")
+    prog = adv.parse(source)
+    with pytest.raises(NotImplementedError, match=message):
         adv.engine("jax-scan").vjp(prog, 0.5)
     res = check(prog, 0.5, engines=[adv.engine("jax-scan")], oracles=ORACLES)
     assert {v.status for v in res.verdicts} == {"not_applicable"}, res.report("all")
     assert three_ways(adv.engine("jax"), prog, 0.5)  # the program itself is fine
-
-
-@pytest.mark.peers
-def test_a_recursion_called_with_a_traced_count_is_declined_by_name() -> None:
-    pytest.importorskip("jax")
-    # h's count is g's counter, JAX's traced integer inside g's loop: no static trip count
-    prog = adv.parse(
-        r"\(x : R) -> letrec h (m : Z) : R = if m <= 0 then x else x * h (m - 1) in "
-        r"letrec g (n : Z) : R = if n <= 0 then x else let r = g (n - 1) in r * h n in g 3"
-    )
-    with pytest.raises(NotImplementedError, match="jax-scan: a recursion whose count is a traced integer"):
-        adv.engine("jax-scan").vjp(prog, 0.5)
-    assert three_ways(adv.engine("jax"), prog, 0.5)
 
 
 @pytest.mark.peers
