@@ -127,7 +127,8 @@ def names_epilog() -> str:
         (
             "compiling",
             "torch-inductor is opt-in (in no default list): Inductor's C++ kernels take about 10-100 s per "
-            "compile on a CPU, so a campaign worker compiles 8 programs as one batch (give --timeout 600); "
+            "compile on a CPU, so a campaign worker compiles 8 programs as one batch "
+            "(--timeout defaults to 600 with it, 120 with torch-compile); "
             "torch-compile (aot_eager) about 1 s, one compile per program; compiles are cached per program "
             "and branch path per campaign worker",
         ),

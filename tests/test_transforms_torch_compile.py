@@ -143,3 +143,15 @@ def test_torch_inductor_is_right_on_examples_and_generated_programs_within_round
             judged += 1
             eager_agrees(eng, "torch", case.program, case.input)
     assert judged >= 2
+
+
+def test_a_campaign_without_timeout_gives_the_compile_engines_the_time_they_ask_for() -> None:
+    """`--timeout` left out: 30 s a program, unless a named engine asks for more (`program_timeout`:
+    a compile takes 1-9 s with aot_eager, 10-100 s with Inductor, whose batch of 8 is one task)."""
+    from advalidate.impl.registry import program_timeout
+
+    assert program_timeout(None, 30.0) == 30.0
+    assert program_timeout(["torch", "tape"], 30.0) == 30.0
+    assert program_timeout(["torch-compile", "tape"], 30.0) == 120.0
+    assert program_timeout(["torch-compile", "torch-inductor"], 30.0) == 600.0
+    assert program_timeout(["torch-inductor"], 900.0) == 900.0  # never shorter than the default given

@@ -64,9 +64,10 @@ def add_commands(sub: Any) -> None:
     fuzz.add_argument(
         "--timeout",
         type=positive(float),
-        default=30.0,
+        default=None,
         metavar="S",
-        help="seconds one program may take before its worker is replaced (default 30)",
+        help="seconds one program may take before its worker is replaced (default 30; "
+        "120 with torch-compile, 600 with torch-inductor, whose compiles take 10-100 s)",
     )
     fuzz.add_argument(
         "--shrink-seconds", type=positive(float), default=30.0, metavar="S", help="time budget per shrink"
@@ -187,6 +188,7 @@ def check_worker_options(args: argparse.Namespace) -> None:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
+    from ..impl.registry import program_timeout
     from .campaign import Campaign, CampaignConfig, CampaignError
     from .progress import make_progress
     from .worker import SAMPLED_ORACLES
@@ -204,7 +206,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         max_size=args.max_size,
         resume=args.resume,
         exitfirst=args.exitfirst,
-        timeout=args.timeout,
+        timeout=args.timeout if args.timeout is not None else program_timeout(args.engine, CampaignConfig.timeout),
         shrink_seconds=args.shrink_seconds,
         sample=sample,
         progress=args.progress,

@@ -56,6 +56,24 @@ def builtin_class(name: str) -> type | None:
     return None if spec is None else load(spec)
 
 
+def program_timeout(names: list[str] | None, default: float) -> float:
+    """Seconds a campaign lets one program take when `--timeout` is not given: the most any named
+    engine asks for (`program_timeout` on its class: the compile engines, whose compiles take
+    10-100 s), else `default`. An engine that cannot be imported asks for nothing here; the
+    campaign reports it."""
+    out = default
+    for name in names or ():
+        spec = ENGINES.get(name) or (ADAPTERS[name][0] if name in ADAPTERS else None)
+        if spec is None:
+            continue
+        try:
+            cls = load(spec)
+        except ImportError:
+            continue
+        out = max(out, float(getattr(cls, "program_timeout", 0.0) or 0.0))
+    return out
+
+
 def engine_names() -> list[str]:
     """The built-in engines, in the order of the paper's stages."""
     return list(ENGINES)

@@ -73,6 +73,9 @@ class TorchCompileEngine(TorchEngine):
     backend = "aot_eager"
     semantics = "language: explicit masking; torch.compile(backend='aot_eager') of the program's torch calls"
     supports = TorchEngine.supports - {"nested"}
+    #: Seconds a campaign lets one task take when `--timeout` is not given (`program_timeout` in
+    #: the registry): a compile is 1-9 s, more on a busy machine.
+    program_timeout = 120.0
     #: Programs a campaign worker hands over per batch (`prepare`); 1: each compiled alone. Not
     #: batched by default: the forward-mode checks compile each program alone anyway (dual tensors
     #: do not fit the batch's compiled guards), and Dynamo's and AOTAutograd's time grows faster
@@ -250,6 +253,7 @@ class TorchInductorEngine(TorchCompileEngine):
     name = "torch-inductor"
     backend = "inductor"
     batch_size = BATCH_SIZE  # Inductor's C++ build per compiled graph is the cost a batch shares
+    program_timeout = 600.0  # a batch is one task: 10-100 s a compile with cold caches
     semantics = "language: explicit masking; torch.compile(backend='inductor') of the program's torch calls"
 
     def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
