@@ -28,8 +28,9 @@ exit status:
      out of memory or made the check fail)"""
 
 
-def positive(kind: type) -> Callable[[str], float | int]:
-    """An argparse type: a finite number of `kind` (int or float) greater than zero."""
+def positive(kind: type, zero: bool = False) -> Callable[[str], float | int]:
+    """An argparse type: a finite number of `kind` (int or float) greater than zero (or equal to
+    it, with `zero`)."""
 
     def conv(text: str) -> float | int:
         try:
@@ -39,8 +40,8 @@ def positive(kind: type) -> Callable[[str], float | int]:
             raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        if v < 0 or (v == 0 and not zero):
+            raise argparse.ArgumentTypeError(f"must be {'zero or more' if zero else 'positive'}: {text!r}")
         return v
 
     return conv

@@ -295,3 +295,58 @@ def test_exitfirst_stops_at_the_first_finding_once_shrunk(tmp_path: Path, flag: 
     (entry,) = summary["findings"]
     assert entry["status"] == "shrunk" and entry["dir"] == "f001-broken-sin-sin" and entry["nodes_after"] <= 6
     assert (out / entry["dir"] / "program.adv").exists()
+
+
+def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding(campaign: Campaign) -> None:
+    """issue #22, one finding per bug: an fd failure whose shrunk program the library fails by itself
+    in one call (`worker.attributed_call`) is that call's finding, with the language-semantics kind kept."""
+    c = campaign
+    own = verdict("consistency", "lowering ⟦lib.f⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but central differences give 1.5")
+    c._on_result(result(0, [own], ["lambda", "sin", "app", "var"]), 0.1)
+    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": own})
+    c._on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
+    assert len(c.findings) == 2  # an fd failure is not explained by the call's finding before shrinking
+    c._on_shrunk(shrunk(2, "\\(x : R) -> sin (x - 20.5)\n") | {"attributed": own})
+    (f,) = c.findings
+    assert f.kind == "wrong gradient in lowering ⟦lib.f⟧" and f.occurrences == 2
+    assert f.oracle_counts == {"consistency": 1, "fd": 1, "forward": 1, "cross": 1}
+    # not attributed: a finding of its own, keyed by its constructs
+    c._on_result(result(2, sin_failures(), ["lambda", "exp", "app", "var"]), 0.1)
+    c._on_shrunk(shrunk(3, "\\(x : R) -> exp x\n") | {"attributed": None})
+    assert sorted(g.kind for g in c.findings) == ["wrong gradient", "wrong gradient in lowering ⟦lib.f⟧"]
+    assert on_disk(c, c.findings[1].name)["attributed_from"] is None
+
+
+def test_a_program_that_overruns_the_timeout_runs_once_more_before_it_is_an_incident(campaign: Campaign) -> None:
+    """On a loaded machine a program may overrun --timeout for reasons not its own: it runs once
+    more, `timeout_retry` times as long, first; only a second overrun is an incident. One still
+    waiting for its second run when the campaign stops is an incident too (and --resume runs it)."""
+    from advalidate.fuzz.pool import Event
+
+    c = campaign
+    submitted: list[tuple[Any, float]] = []
+
+    class Pool:
+        def idle(self) -> list[int]:
+            return [0]
+
+        def busy(self) -> list[int]:
+            return []
+
+        def submit(self, w: int, task: Any, timeout: float) -> None:
+            submitted.append((task, timeout))
+
+    c.pool, c.deadline = Pool(), float("inf")  # type: ignore[assignment]
+    c._on_lost(Event("timeout", task=("run", 7), seconds=c.cfg.timeout), "timeout")
+    assert not c.incidents and list(c.retry) == [7]
+    c._dispatch(0.0)
+    assert submitted == [(("run", 7), c.cfg.timeout * c.cfg.timeout_retry)]
+    c._dispatch(0.0)
+    assert submitted[-1] == (("run", 0), c.cfg.timeout)  # the next program: the usual timeout
+    c._on_lost(Event("timeout", task=("run", 7), seconds=120.0), "timeout")
+    (inc,) = c.incidents
+    assert inc["index"] == 7 and "within 30 s, nor within 120 s run again" in inc["detail"]
+    c._on_lost(Event("timeout", task=("run", 3), seconds=c.cfg.timeout), "timeout")
+    c._unfinished_retries()
+    assert [i["index"] for i in c.incidents] == [7, 3] and "--resume runs it" in c.incidents[1]["detail"]
+    assert 3 in c.state()["retry"] and c.state()["timed_out"] == [3, 7]

@@ -274,6 +274,7 @@ def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) 
         # --timeout 15, not 2: on a busy machine a program that answers may take seconds.
         "fuzz", "--seconds", "600", "--programs", "5", "--seed", "24", "--engine", "broken_engines:Crashing",
         "--engine", "broken_engines:Hanging", "--oracle", "fd", "--workers", "2", "--timeout", "15",
+        "--timeout-retry", "1",
         "--out", str(out), "--progress", "plain",
     )  # fmt: skip
     assert res.returncode == 3, res.stdout + res.stderr  # correct when they answer, but incidents: exit 3
@@ -285,6 +286,8 @@ def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) 
     for inc in summary["incidents"]:
         text = (out / inc["dir"] / "program.adv").read_text()
         assert ("cos" if inc["kind"] == "crash" else "exp") in text
+        if inc["kind"] == "timeout":  # run once more before it was an incident
+            assert "no answer within 15 s, nor within 15 s run again" in inc["detail"]
     assert "incident" in res.stderr and "incidents" in res.stdout
 
 

@@ -245,6 +245,21 @@ def test_a_buggy_default_call_is_named_not_the_other_calls_of_the_run(tmp_path: 
     assert out.returncode == 1, out.stdout + out.stderr
 
 
+def test_a_language_failure_is_put_to_the_call_that_fails_alone() -> None:
+    """A campaign's fd failure `digamma (x - 20.5)` (jax's digamma derivative at negative arguments)
+    is the default digamma call's bug under JAX's own semantics; a program JAX computes right is no
+    call's bug."""
+    from advalidate.fuzz.worker import attributed_call
+
+    eng = _engine("jax")
+    prog = parse(r"\(x : R) -> digamma (x - 20.5)")
+    (v,) = check(prog, 1.0, engines=["jax"], oracles=["fd"], seed=3).verdicts
+    assert v.status == "fail", v.describe()
+    own = attributed_call(prog, 1.0, eng, 3)
+    assert own is not None and library_call(failure_class(own)) == "jax.scipy.special.digamma"
+    assert attributed_call(parse(r"\(x : R) -> digamma (x + 2.5)"), 1.0, eng, 3) is None
+
+
 torch = pytest.importorskip("torch")
 from advalidate.impl.adapters.torch import _index, _t  # noqa: E402  (the planted lowering's helpers)
 

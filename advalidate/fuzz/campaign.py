@@ -128,6 +128,10 @@ class CampaignConfig:
     max_size: int | None = None
     resume: bool = False
     timeout: float = 30.0  # seconds one program may take before its worker is replaced
+    # A program that overruns `timeout` runs once more with this many times as long before it is an
+    # incident (0: not again): on a loaded machine a first run may be slow for reasons not its own,
+    # and a finding in it would be lost (two of a 450-program JAX campaign's finds at load 7-12).
+    timeout_retry: float = 4.0
     shrink_seconds: float = 30.0
     progress: str = "auto"  # auto | rich | plain | quiet
     progress_interval: float = 10.0
@@ -178,6 +182,7 @@ class Finding:
     oracle_counts: dict[str, int] = field(default_factory=dict)
     witnesses: dict[str, dict[str, Any]] = field(default_factory=dict)  # each oracle's first failing verdict
     duplicate_seeds: list[int] = field(default_factory=list)
+    attributed_from: str | None = None  # the language-semantics kind, when put to one library call
 
     @property
     def settled(self) -> bool:
@@ -232,6 +237,7 @@ class Campaign:
         # counters (restored by --resume)
         self.next_index = 0
         self.retry: deque[int] = deque()
+        self.timed_out: set[int] = set()  # programs that overran --timeout once (run again, longer)
         self.programs = 0
         self.skipped = 0
         self.errors = 0
@@ -372,6 +378,7 @@ class Campaign:
             if self.pool is not None:
                 self._requeue_busy()
                 self.pool.close()
+            self._unfinished_retries()
             self._restore_signals(old_handlers)
             for f in self.findings:
                 if f.status in ("pending", "shrinking"):
@@ -440,7 +447,8 @@ class Campaign:
                 self.pool.submit(w, ("shrink", task), budget + self.cfg.timeout + 5.0)
             elif now < self.deadline and not (self.cfg.exitfirst and self.findings) and not self._all_taken():
                 index = self.retry.popleft() if self.retry else self._take_index()
-                self.pool.submit(w, ("run", index), self.cfg.timeout)
+                longer = self.cfg.timeout_retry if index in self.timed_out else 1.0
+                self.pool.submit(w, ("run", index), self.cfg.timeout * longer)
 
     def _take_index(self) -> int:
         i = self.next_index
@@ -460,6 +468,19 @@ class Campaign:
                 self.retry.appendleft(index)
                 if self.stop_reason == "time" and self.programs == 0:
                     self._incident(HANG, index, *self._seed_and_size(index), self._hang_detail(now - w.started), {})
+
+    def _unfinished_retries(self) -> None:
+        """Programs that overran --timeout and were not run again to the end before the campaign
+        stopped: incidents now (else a campaign that found nothing would say it checked all), still
+        run first by `--resume`."""
+        noted = {i["index"] for i in self.incidents}
+        for index in dict.fromkeys(self.retry):
+            if index in self.timed_out and index not in noted:
+                detail = (
+                    f"no answer within {self.cfg.timeout:g} s; the campaign stopped before it was run again "
+                    f"to the end with {self.cfg.timeout * self.cfg.timeout_retry:g} s (--resume runs it)"
+                )
+                self._incident("timeout", index, *self._seed_and_size(index), detail, {})
 
     def _hang_detail(self, seconds: float) -> str:
         return (
@@ -654,7 +675,18 @@ class Campaign:
             f.final_verdict = p.get("verdict")
             f.shrink = {k: p[k] for k in ("steps", "tried", "seconds", "fixpoint")}
             f.shrink["seconds"] = round(f.shrink["seconds"], 3)
+            if p.get("attributed"):
+                self._attribute(f, p["attributed"])
         self._settle(f)
+
+    def _attribute(self, f: Finding, verdict: dict[str, Any]) -> None:
+        """A language-semantics failure whose shrunk program the library fails by itself in one call
+        (`worker.attributed_call`): the finding is that call's bug, keyed and reproduced as such."""
+        kind = failure_class(verdict)
+        self._note(f"{f.name}: {f.kind} (by {', '.join(f.oracles)}) is the library's own bug in {library_call(kind)}")
+        f.attributed_from = f.kind
+        f.kind = kind
+        f.witnesses.setdefault("consistency", verdict)
 
     def _settle(self, f: Finding) -> None:
         """Classify a candidate by its shrunk program: a new finding (the next number), or one
@@ -748,10 +780,20 @@ class Campaign:
         if task[0] == "run":
             self.busy_seconds += ev.seconds
             index = int(task[1])
+            if kind == "timeout" and index not in self.timed_out and self.cfg.timeout_retry > 0:
+                self.timed_out.add(index)
+                self.retry.appendleft(index)
+                self._note(
+                    f"program {index}: no answer within {self.cfg.timeout:g} s (worker replaced); "
+                    f"running it once more with {self.cfg.timeout * self.cfg.timeout_retry:g} s"
+                )
+                return
             pseed, size = self._seed_and_size(index)
+            again = self.cfg.timeout * self.cfg.timeout_retry
+            retried = f", nor within {again:g} s run again" if index in self.timed_out else ""
             detail = {
                 "crash": f"worker process died ({exit_reason(ev.exitcode)})",
-                "timeout": f"no answer within {self.cfg.timeout:g} s: worker killed and replaced",
+                "timeout": f"no answer within {self.cfg.timeout:g} s{retried}: worker killed and replaced",
                 "error": (ev.payload or {}).get("message", ""),
                 OUT_OF_MEMORY: (ev.payload or {}).get("message", ""),
             }[kind]
@@ -831,6 +873,7 @@ class Campaign:
             "status": f.status,
             "settled": f.settled,
             "kind": f.kind,
+            "attributed_from": f.attributed_from,
             "culprit": culprit_name(f.culprit) if f.culprit is not None else None,
             "failure_class": f.signature,
             "signature": f.signature,
@@ -961,6 +1004,7 @@ class Campaign:
             },
             "next_index": self.next_index,
             "retry": retry,
+            "timed_out": sorted(self.timed_out),
             "elapsed": self.elapsed(),
             "sessions": self.sessions,
             "programs": self.programs,
@@ -1035,6 +1079,7 @@ class Campaign:
         cfg.sample = c.get("sample")
         self.next_index = st["next_index"]
         self.retry = deque(st.get("retry", []))
+        self.timed_out = set(st.get("timed_out", []))
         self.elapsed_before = st["elapsed"]
         self.sessions = st.get("sessions", 1)
         self.programs, self.skipped, self.errors = st["programs"], st["skipped"], st["errors"]

@@ -70,6 +70,14 @@ def add_commands(sub: Any) -> None:
         "120 with torch-compile, 600 with torch-inductor, whose compiles take 10-100 s)",
     )
     fuzz.add_argument(
+        "--timeout-retry",
+        type=positive(float, zero=True),
+        default=None,
+        metavar="F",
+        help="a program that overruns --timeout runs once more with F times as long before it is "
+        "an incident (default 4; 0: not again)",
+    )
+    fuzz.add_argument(
         "--shrink-seconds", type=positive(float), default=30.0, metavar="S", help="time budget per shrink"
     )
     fuzz.add_argument(
@@ -207,6 +215,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         resume=args.resume,
         exitfirst=args.exitfirst,
         timeout=args.timeout if args.timeout is not None else program_timeout(args.engine, CampaignConfig.timeout),
+        timeout_retry=args.timeout_retry if args.timeout_retry is not None else CampaignConfig.timeout_retry,
         shrink_seconds=args.shrink_seconds,
         sample=sample,
         progress=args.progress,

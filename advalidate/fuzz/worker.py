@@ -342,7 +342,7 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
 
     res = shrink(prog.module, x, fails, budget=float(task["budget"]), on_progress=progress)
     final = verdict_of(res.program, res.x) or last.get("verdict")
-    return {
+    out = {
         "id": task["id"],
         "reproduced": True,
         "program": res.text,
@@ -356,6 +356,27 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
         "verdict": final,
         "constructs": sorted(module_constructs(res.program.module)),
     }
+    if oracle != "consistency":
+        out["attributed"] = attributed_call(res.program, res.x, eng, seed)
+    return out
+
+
+def attributed_call(prog: Any, x: Any, eng: Any, seed: int) -> dict[str, Any] | None:
+    """The library call a language-semantics failure of an adapter is a bug of: the consistency
+    oracle's verdict on the shrunk program when it fails there naming one call (a call that fails
+    alone, under the library's own semantics), else None. The finding then groups with that call's
+    other findings (issue #22: one finding per library, call, mode and kind): a wrong `digamma`
+    derivative met through `digamma (x - 20.5)` or through `lgamma`'s gradient is one bug, not one
+    finding per program shape."""
+    from .findings import failure_class, library_call
+
+    if getattr(eng, "lowered", None) is None:
+        return None
+    for v in judge(prog, x, [eng], ["consistency"], seed):
+        call = library_call(failure_class(v)) if v["status"] == "fail" else None
+        if call is not None and " + " not in call:
+            return v
+    return None
 
 
 # ---- the process --------------------------------------------------------------------------------
