@@ -260,6 +260,36 @@ def test_a_language_failure_is_put_to_the_call_that_fails_alone() -> None:
     assert attributed_call(parse(r"\(x : R) -> digamma (x + 2.5)"), 1.0, eng, 3) is None
 
 
+def test_an_infinite_gradient_at_a_tie_where_the_primal_has_finite_slopes_fails() -> None:
+    """A campaign's incident (jax-ml/jax#40626 at a tie): every target clipped into one position,
+    tied maxima; `.at[i].min(mode='clip')` of the negated values gives -inf there (and +inf - inf
+    summed once: nan). It is a failure, not a crash of the check nor an inconclusive kink."""
+    from advalidate.oracles.base import EngineRun
+    from advalidate.oracles.consistency import ConsistencyOracle
+    from advalidate.oracles.context import Context
+
+    eng = _engine("jax")
+    prog = parse(r"\(a : Array [1, 5] R) -> scatterMax [2] a (\[p, q] -> [2])")
+    x = np.array([[-1.0, 1.0, -0.0, 0.0, 1.0]])
+    call = ".at[i].min(mode='clip', of the negated values)"
+    lowered = eng.lowered(7, pin=call)
+    _, back = lowered.vjp(prog, x)
+    ctx = Context(prog, x, 7)
+    assert not np.isfinite(flatten(back(ctx.dy))).all()
+    v = ConsistencyOracle()._judge_at(ctx, EngineRun("jax", eng, "float"), lowered, x, "the tie")
+    assert v is not None and v.status == "fail", v and v.describe()
+    assert "finite one-sided derivatives along v" in v.detail
+
+
+@pytest.mark.parametrize(("f", "finite"), [(abs, True), (lambda h: abs(h) ** 0.5, False), (lambda h: 1.0 / h, False)])
+def test_one_sided_derivatives_count_as_finite_only_when_they_converge(f: Any, finite: bool) -> None:
+    """sqrt's slope at 0 is infinite though every difference quotient is finite: not a finite slope."""
+    from advalidate.oracles.consistency import STEP, ConsistencyOracle
+
+    right, left = (f(STEP) - 0.0) / STEP, (0.0 - f(-STEP)) / STEP
+    assert (ConsistencyOracle._one_sided(f, 0.0, right, left, 1.0) is not None) is finite
+
+
 torch = pytest.importorskip("torch")
 from advalidate.impl.adapters.torch import _index, _t  # noqa: E402  (the planted lowering's helpers)
 

@@ -126,7 +126,13 @@ def judged_inputs(ctx: Context) -> list[tuple[str, Any]]:
 
 
 def _dot(a: list, b: list) -> float:
-    return math.fsum(float(x) * float(y) for x, y in zip(a, b, strict=True))
+    """⟨a, b⟩ summed exactly; nan when infinities of both signs meet (a library's gradient may
+    hold them: JAX's clipped scatter-max)."""
+    terms = [float(x) * float(y) for x, y in zip(a, b, strict=True)]
+    try:
+        return math.fsum(terms)
+    except ValueError:  # inf - inf
+        return math.nan
 
 
 def _axpy(x: Any, v: Any, h: float) -> Any:
@@ -248,6 +254,16 @@ class ConsistencyOracle(Oracle):
         if not all(map(math.isfinite, (fd1, right, left))):
             return self.inconclusive(run, f"the library's primal is not finite near the input ({where})")
         if plan.ties or abs(right - left) > KINK_REL * max(scale, abs(fd1)):
+            if not math.isfinite(rev):  # no piece's gradient is infinite where the one-sided derivatives are finite
+                finite = self._one_sided(loss, l0, right, left, scale)
+                if finite is not None:
+                    return self.fail(
+                        run,
+                        f"reverse ⟨Jᵀ dy, v⟩ = {rev!r} but the library's own primal has finite one-sided "
+                        f"derivatives along v ({finite}) at a kink ({where})",
+                        expected=right,
+                        actual=rev,
+                    )
             return self._kink(ctx, run, eng, x, g, where)
         tol = 1e-5 * max(scale, abs(fd1))
         checks = []
@@ -261,7 +277,7 @@ class ConsistencyOracle(Oracle):
                 if not _unimplemented(exc):
                     return self.fail(run, f"the library's jvp crashed: {type(exc).__name__}: {exc} ({where})")
                 fwd = None
-            if fwd is not None:
+            if fwd is not None and (math.isfinite(fwd) or math.isfinite(rev)):  # both broken: the primal judges
                 if not math.isclose(fwd, rev, rel_tol=0, abs_tol=AGREE_REL * max(scale, abs(fwd))):
                     return self.fail(
                         run,
@@ -271,7 +287,7 @@ class ConsistencyOracle(Oracle):
                         actual=rev,
                     )
                 checks.append("its forward mode")
-        if abs(fd1 - rev) > 10 * tol:
+        if not abs(fd1 - rev) <= 10 * tol:  # (a non-finite reverse gradient fails here)
             try:  # the half step must agree before the difference is trusted
                 fd2 = (loss(STEP / 2) - loss(-STEP / 2)) / STEP
             except (EvalError, RecursionError, ArithmeticError, ValueError):
@@ -288,6 +304,21 @@ class ConsistencyOracle(Oracle):
         checks.append("differences of its own primal")
         used = ", ".join(low.name for low in plan.used)
         return self.passed(run, f"through {used}: reverse mode agrees with {' and '.join(checks)} ({where})")
+
+    @staticmethod
+    def _one_sided(loss: Any, l0: float, right: float, left: float, scale: float) -> str | None:
+        """The one-sided derivatives along v as text when differences at half the step agree with
+        those at the step (so they are finite derivatives, not the growing quotients of an
+        infinite slope such as sqrt's at 0); None when they do not, or the primal fails."""
+        h = STEP / 2
+        try:
+            right2, left2 = (loss(h) - l0) / h, (l0 - loss(-h)) / h
+        except (EvalError, RecursionError, ArithmeticError, ValueError):
+            return None
+        tol = 1e-4 * max(scale, abs(right), abs(left))
+        if abs(right2 - right) <= tol and abs(left2 - left) <= tol:
+            return f"left {left!r}, right {right!r}"
+        return None
 
     def _kink(self, ctx: Context, run: EngineRun, eng: Any, x: Any, g: list[float], where: str) -> Verdict:
         """The selection-gradient verdict at a kink, by the tie rule of the calls used."""
