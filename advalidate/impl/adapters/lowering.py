@@ -88,6 +88,7 @@ class Lowering:
     weight: int = 1  # how often a plan draws it: 3 for the call users write by default
     empty: bool = True  # the call takes zero-size operands (a maximum of nothing raises in numpy)
     lead: tuple = ()  # a special function's constant leading arguments: (1,) for polygamma(1, x)
+    keywords: tuple = ()  # ... and constant keyword arguments: (("threshold", 40.0),)
 
     def __post_init__(self) -> None:
         if self.construct not in CONSTRUCTS or self.oob not in OOB or self.ties not in ("hull", "piece"):
@@ -101,7 +102,12 @@ class Lowering:
 
     def text(self, args: list[str]) -> str:
         """A special function's call on the arguments `args` (source text), as a repro.py writes it."""
-        return f"{self.call}({', '.join([*map(repr, self.lead), *args])})"
+        keywords = [f"{k}={v!r}" for k, v in self.keywords]
+        return f"{self.call}({', '.join([*map(repr, self.lead), *args, *keywords])})"
+
+    def apply(self, *args: Any) -> Any:
+        """A special function's call on `args`, with its constant arguments."""
+        return resolve(self.call)(*self.lead, *args, **dict(self.keywords))
 
 
 @functools.cache

@@ -9,13 +9,16 @@ function as a user writes it (`module.function`, with constant leading arguments
 `polygamma(1, x)` for `trigamma`): a finding's `repro.py` writes exactly that, and the adapter calls
 what it names.
 
-The first row of each function is the call users write by default; the engine's own run (judged
-by the language's oracles) uses it. A lowered engine (`TensorEngine.lowered`, the consistency
-oracle) draws a row per occurrence from its `Plan`, as for every other construct, so each call is
-judged by the library's own semantics. Scalars and arrays take the same row (the ops namespace for
-`R`, the `xp` namespace for arrays, under numpy's names where numpy has one: `power arctan2 minimum
-maximum`). The domain is the language's, checked on the primal values of scalars before the call,
-so an input outside it is a DomainError as in the reference interpreter, never a NaN.
+The first row of each function is the call users write by default (with an option where the default
+computes another function: PyTorch's softplus turns linear past `threshold=20`, 2e-9 off there, so
+its first row passes `threshold=40`, past which the two agree in float64; the default is the next
+row); the engine's own run (judged by the language's oracles) uses it. A lowered engine
+(`TensorEngine.lowered`, the consistency oracle) draws a row per occurrence from its `Plan`, as for
+every other construct, so each call is judged by the library's own semantics. Scalars and arrays
+take the same row (the ops namespace for `R`, the `xp` namespace for arrays, under numpy's names
+where numpy has one: `power arctan2 minimum maximum`). The domain is the language's, checked on the
+primal values of scalars before the call, so an input outside it is a DomainError as in the
+reference interpreter, never a NaN.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 from ...lang.errors import DomainError
 from ...lang.specials import SPECIALS
 from ...lang.xp import ELEMENTWISE
-from .lowering import Lowering, Table, resolve, special_construct
+from .lowering import Lowering, Table, special_construct
 
 # What the rows' calls compute beyond the language's definition (lang/specials.py), by function:
 # the semantics every row of the function shares; a row adds its own where it differs.
@@ -92,7 +95,16 @@ TORCH = _table({
     "digamma": (("torch.special.digamma", ""), ("torch.digamma", ""), ("torch.special.psi", "an alias of digamma")),
     "trigamma": (("torch.special.polygamma", "", ONE), ("torch.polygamma", "", ONE)),
     "softplus": (
-        ("torch.nn.functional.softplus", "log(1 + e^x); x itself where x > 20 (documented threshold)"),
+        (
+            "torch.nn.functional.softplus",
+            "log(1 + e^x); x itself where x > 40, where log(1 + e^x) rounds to x in float64",
+            {"keywords": (("threshold", 40.0),), "mode": "threshold=40"},
+        ),
+        (
+            "torch.nn.functional.softplus",
+            "log(1 + e^x); x itself where x > 20 (documented threshold: 2e-9 off at 20)",
+            {"faithful": False},
+        ),
     ),
     "abs": (("torch.abs", ""), ("torch.absolute", "an alias of abs")),
     "sign": (("torch.sign", ""), ("torch.sgn", "sign (of a real)")),
@@ -188,7 +200,7 @@ def _ops_method(name: str) -> Callable[..., Any]:
         self.check_special(name, args)
         low = row_of(self, name)
         note_kink(self, name, low, args)
-        return resolve(low.call)(*low.lead, *args)
+        return low.apply(*args)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -207,7 +219,7 @@ def _xp_method(name: str, convert: Callable[[Any], Any] | None) -> Callable[...,
             args = tuple(convert(a) for a in args)
         low = row_of(self, name)
         note_kink(self, name, low, args)
-        return resolve(low.call)(*low.lead, *args)
+        return low.apply(*args)
 
     method.__name__ = method.__qualname__ = ELEMENTWISE[name]
     return method
