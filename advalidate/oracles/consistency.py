@@ -264,7 +264,15 @@ class ConsistencyOracle(Oracle):
                         expected=right,
                         actual=rev,
                     )
-            return self._kink(ctx, run, eng, x, g, where)
+            verdict = self._kink(ctx, run, eng, x, g, where)
+            if verdict.status == FAIL and self._one_sided(loss, l0, right, left, scale) is None:
+                # sign at 0 is neither side's ±1: the point is a piece of its own, not beside it
+                return self.inconclusive(
+                    run,
+                    "the library's primal jumps (or has an infinite slope) along v at the kink, so its value "
+                    f"there belongs to no piece beside it: {verdict.detail}",
+                )
+            return verdict
         tol = 1e-5 * max(scale, abs(fd1))
         checks = []
         if hasattr(eng, "jvp"):
