@@ -306,7 +306,9 @@ def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding
     c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": own})
     c._on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
     assert len(c.findings) == 2  # an fd failure is not explained by the call's finding before shrinking
-    c._on_shrunk(shrunk(2, "\\(x : R) -> sin (x - 20.5)\n") | {"attributed": own})
+    c._on_shrunk(
+        shrunk(2, "\\(x : R) -> sin (x - 20.5)\n") | {"attributed": {"verdict": own, "call": "lib.f", "own": True}}
+    )
     (f,) = c.findings
     assert f.kind == "wrong gradient in lowering ⟦lib.f⟧" and f.occurrences == 2
     assert f.oracle_counts == {"consistency": 1, "fd": 1, "forward": 1, "cross": 1}
@@ -315,6 +317,19 @@ def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding
     c._on_shrunk(shrunk(3, "\\(x : R) -> exp x\n") | {"attributed": None})
     assert sorted(g.kind for g in c.findings) == ["wrong gradient", "wrong gradient in lowering ⟦lib.f⟧"]
     assert on_disk(c, c.findings[1].name)["attributed_from"] is None
+    # put to a call that disagrees with the language by itself: two program shapes, one finding
+    for i, prog in ((3, "\\(x : R) -> cos (x * x)\n"), (4, "\\(x : R) -> cos (3.0 + x)\n")):
+        c._on_result(result(i, sin_failures()[:1], ["lambda", "cos", "app", "var"]), 0.1)
+        alone = verdict("fd", "lib.g alone at 2.0: ⟨gradient, v⟩ = 0.5 but the finite-difference … is 0.6")
+        c._on_shrunk(
+            shrunk(c.findings[-1].id, prog) | {"attributed": {"verdict": alone, "call": "lib.g", "own": False}}
+        )
+    (g,) = [g for g in c.findings if "lib.g" in g.kind]
+    assert g.kind == "wrong gradient in ⟦lib.g⟧" and g.occurrences == 2 and g.attributed_from == "wrong gradient"
+    # a later failure of the language kind in a program with what g's example blames is g again
+    n = len(c.findings)
+    c._on_result(result(5, sin_failures()[:1], ["lambda", "cos", *g.culprit, "app", "var"]), 0.1)
+    assert len(c.findings) == n and g.occurrences == 3
 
 
 def test_a_program_that_overruns_the_timeout_runs_once_more_before_it_is_an_incident(campaign: Campaign) -> None:

@@ -190,8 +190,15 @@ class Finding:
 
     @property
     def key(self) -> tuple[str, str, str]:
-        """(engine, construct at fault, kind): see `findings.finding_key`."""
-        return finding_key(self.engine, self.culprit if self.culprit is not None else ["?"], self.kind)
+        """(engine, construct at fault, kind): see `findings.finding_key` (a finding put to a library
+        call is keyed by the call alone, whatever program showed it)."""
+        culprit = [] if self.attributed_from else self.culprit if self.culprit is not None else ["?"]
+        return finding_key(self.engine, culprit, self.kind)
+
+    def shows(self, engine: str, kind: str) -> bool:
+        """Whether a failure of `kind` on `engine` may be this finding's bug (its kind, or the
+        language kind it was put to a call from)."""
+        return self.engine == engine and kind in (self.kind, self.attributed_from)
 
     @property
     def signature(self) -> str:
@@ -586,7 +593,7 @@ class Campaign:
             if (
                 f.settled
                 and f.culprit is not None
-                and (f.engine, f.kind) == (entry["engine"], entry["kind"])
+                and f.shows(entry["engine"], entry["kind"])
                 and covers(f.culprit, entry["constructs"])
             ):
                 return f
@@ -679,14 +686,16 @@ class Campaign:
                 self._attribute(f, p["attributed"])
         self._settle(f)
 
-    def _attribute(self, f: Finding, verdict: dict[str, Any]) -> None:
-        """A language-semantics failure whose shrunk program the library fails by itself in one call
-        (`worker.attributed_call`): the finding is that call's bug, keyed and reproduced as such."""
-        kind = failure_class(verdict)
-        self._note(f"{f.name}: {f.kind} (by {', '.join(f.oracles)}) is the library's own bug in {library_call(kind)}")
+    def _attribute(self, f: Finding, blame: dict[str, Any]) -> None:
+        """A language-semantics failure put to one library call (`worker.attributed_call`): the
+        finding is that call's, keyed by it; an own-semantics one is reproduced as such."""
+        verdict, call = blame["verdict"], blame["call"]
+        kind = failure_class(verdict) if blame["own"] else f"{f.kind} in ⟦{call}⟧"
+        why = "the library's own bug" if blame["own"] else "a bug of its call alone"
+        self._note(f"{f.name}: {f.kind} (by {', '.join(f.oracles)}) is {why}: {call}")
         f.attributed_from = f.kind
         f.kind = kind
-        f.witnesses.setdefault("consistency", verdict)
+        f.witnesses.setdefault(verdict["oracle"], verdict)
 
     def _settle(self, f: Finding) -> None:
         """Classify a candidate by its shrunk program: a new finding (the next number), or one
@@ -710,7 +719,7 @@ class Campaign:
             target = f
         # Candidates and waiting failures that this finding explains are occurrences of it.
         for g in list(self.findings):
-            if not g.settled and g is not target and (g.engine, g.kind) == (target.engine, target.kind):
+            if not g.settled and g is not target and target.shows(g.engine, g.kind):
                 if covers(target.culprit or [], g.constructs):
                     self._merge(target, g)
                     self._note(f"{g.name} is the same bug as {target.name}: now seen {target.occurrences}x")
@@ -721,8 +730,8 @@ class Campaign:
             self.stop_reason = "exitfirst"
 
     def _culprit_of(self, f: Finding) -> set[str]:
-        if library_call(f.kind) is not None:  # the call and mode are the culprit: any program may meet them
-            return set()
+        if library_call(f.kind) is not None and not f.attributed_from:  # the call and mode are the culprit: any
+            return set()  # program may meet them (one put to a call keeps its constructs: what it explains)
         try:
             from ..lang.program import parse
 

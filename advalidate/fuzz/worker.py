@@ -357,17 +357,23 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
         "constructs": sorted(module_constructs(res.program.module)),
     }
     if oracle != "consistency":
-        out["attributed"] = attributed_call(res.program, res.x, eng, seed)
+        out["attributed"] = attributed_call(res.program, res.x, eng, seed, oracle)
     return out
 
 
-def attributed_call(prog: Any, x: Any, eng: Any, seed: int) -> dict[str, Any] | None:
-    """The library call a language-semantics failure of an adapter is a bug of: the consistency
-    oracle's verdict on the shrunk program when it fails there naming one call (a call that fails
-    alone, under the library's own semantics), else None. The finding then groups with that call's
-    other findings (issue #22: one finding per library, call, mode and kind): a wrong `digamma`
-    derivative met through `digamma (x - 20.5)` or through `lgamma`'s gradient is one bug, not one
-    finding per program shape."""
+def attributed_call(prog: Any, x: Any, eng: Any, seed: int, oracle: str) -> dict[str, Any] | None:
+    """The library call a language-semantics failure of an adapter (by `oracle`) is a bug of, once
+    shrunk, so the finding groups with that call's other findings (issue #22: one finding per
+    library, call, mode and kind; `digamma (x - 20.5)` and a gradient through `digamma` elsewhere
+    are one bug, not one finding per program shape):
+
+    - the consistency oracle's verdict on the shrunk program when it fails naming one call (the
+      library is wrong under its own semantics), `{"verdict": v, "own": True}`;
+    - else `oracle`'s failure on a special function's default call alone (`\\x -> f x`, at the
+      arguments the run met it with) when that fails the same way (the call disagrees with the
+      language by itself: torch's imprecise trigamma), `{"verdict": v, "call": name, "own": False}`;
+    - else None."""
+    from ..oracles.consistency import DEFAULTS_ONLY, specials_alone
     from .findings import failure_class, library_call
 
     if getattr(eng, "lowered", None) is None:
@@ -375,7 +381,17 @@ def attributed_call(prog: Any, x: Any, eng: Any, seed: int) -> dict[str, Any] | 
     for v in judge(prog, x, [eng], ["consistency"], seed):
         call = library_call(failure_class(v)) if v["status"] == "fail" else None
         if call is not None and " + " not in call:
-            return v
+            return {"verdict": v, "call": call, "own": True}
+    defaults = eng.lowered(seed, only=DEFAULTS_ONLY)
+    try:
+        defaults.vjp(prog, x)  # the plan records the calls used and the arguments met
+    except Exception:  # noqa: BLE001 - the failure is not the calls' alone
+        return None
+    for low, sctx in specials_alone(defaults.plan, seed):
+        for v in judge(sctx.prog, sctx.x, [eng], [oracle], seed):
+            if v["oracle"] == oracle and v["status"] == "fail":
+                v = dict(v, detail=f"{low.name} alone at {sctx.x!r}: {v['detail']}")
+                return {"verdict": v, "call": low.name, "own": False}
     return None
 
 

@@ -120,6 +120,30 @@ def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | No
     return eng.repro(prog, chosen, ctx.dy, own={"kind": kind, "rule": tie_rule(eng.plan)})
 
 
+def specials_alone(plan: Any, seed: int) -> Any:
+    """Each special function's call a run used (`plan.used`), alone: `(row, context)` of the program
+    `\\x -> f x` at each of a spread of the arguments the run met it with (`Plan.met_args`, at most
+    MET_JUDGED), the direction a unit one (the check's scales with the input: a step of 0.07 at
+    -10000.4 would cross digamma's curvature near its poles and read as a kink)."""
+    from ..impl.adapters.lowering import spread
+
+    for low in plan.used:
+        name = low.construct.removeprefix("special:")
+        if name == low.construct or name not in SPECIALS:
+            continue
+        arity = SPECIALS[name].arity
+        src = rf"\(x : R) -> {name} x" if arity == 1 else rf"\(p : (R, R)) -> {name} (fst p) (snd p)"
+        prog = parse(src)
+        for args in spread(plan.met_args.get(low.name, []), MET_JUDGED):
+            x = args[0] if arity == 1 else tuple(args)
+            try:
+                sctx = Context(prog, x, seed)
+            except (EvalError, ArithmeticError, ValueError):
+                continue
+            sctx.v = unflatten(x, [1.0] * len(args))
+            yield low, sctx
+
+
 def judged_inputs(ctx: Context) -> list[tuple[str, Any]]:
     """The inputs the oracle judges, in order: the check's, then the user-met ones derived from it."""
     return [("the check's input", ctx.x), *user_inputs(ctx.x, ctx.seed)]
@@ -183,28 +207,13 @@ class ConsistencyOracle(Oracle):
         """Which of the table's first calls a failing run used is at fault: a special function's call
         judged alone (`\\x -> f x` through that call) at the arguments the run met it with
         (`Plan.met_args`); None when none fails alone (the program's composition of them does)."""
-        from ..impl.adapters.lowering import spread
-
-        for low in plan.used:
-            name = low.construct.removeprefix("special:")
-            if name == low.construct or name not in SPECIALS:
-                continue
-            arity = SPECIALS[name].arity
-            src = rf"\(x : R) -> {name} x" if arity == 1 else rf"\(p : (R, R)) -> {name} (fst p) (snd p)"
-            prog = parse(src)
-            for args in spread(plan.met_args.get(low.name, []), MET_JUDGED):
-                x = args[0] if arity == 1 else tuple(args)
-                try:
-                    sctx = Context(prog, x, ctx.seed)
-                except (EvalError, ArithmeticError, ValueError):
-                    continue
-                # a unit direction: the check's scales with the input, a step of 0.07 at -10000.4
-                # would cross digamma's curvature near its poles and read as a kink
-                sctx.v = unflatten(x, [1.0] * len(args))
-                eng = run.engine.lowered(ctx.seed, only=low.name)
-                verdict = self._judge_at(sctx, run, eng, x, f"{name} alone at {x!r}")
-                if verdict is not None and verdict.status == FAIL:
-                    return low.name
+        for low, sctx in specials_alone(plan, ctx.seed):
+            eng = run.engine.lowered(ctx.seed, only=low.name)
+            verdict = self._judge_at(
+                sctx, run, eng, sctx.x, f"{low.construct.removeprefix('special:')} alone at {sctx.x!r}"
+            )
+            if verdict is not None and verdict.status == FAIL:
+                return low.name
         return None
 
     def judge_plan(self, ctx: Context, run: EngineRun, eng: Any) -> tuple[Verdict, Any]:
