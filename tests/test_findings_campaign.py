@@ -326,6 +326,7 @@ def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding
         )
     (g,) = [g for g in c.findings if "lib.g" in g.kind]
     assert g.kind == "wrong gradient in ⟦lib.g⟧" and g.occurrences == 2 and g.attributed_from == "wrong gradient"
+    assert g.signature == "broken-sin: lib.g: wrong gradient in ⟦lib.g⟧" and g.name.endswith("-lib-g")
     # a later failure of the language kind in a program with what g's example blames is g again
     n = len(c.findings)
     c._on_result(result(5, sin_failures()[:1], ["lambda", "cos", *g.culprit, "app", "var"]), 0.1)

@@ -222,6 +222,14 @@ def library_call(kind: str) -> str | None:
     return tagged_call(kind)
 
 
+def named_call(kind: str) -> str | None:
+    """The library call a finding's kind is keyed by: its own-semantics lowering (`library_call`),
+    or the call a language-semantics failure was put to (`"wrong jvp in ⟦torch.special.digamma⟧"`,
+    `fuzz.worker.attributed_call`); None for a kind naming no call."""
+    m = re.search(r"⟦([^⟧]+)⟧", kind)
+    return m.group(1) if m else None
+
+
 def failure_class(verdict: dict[str, Any]) -> str:
     """The kind of mismatch (`mismatch_class`), with the library call and mode it happened in when
     the verdict names one (the consistency oracle's lowerings): `wrong gradient in ⟦a[i](default)⟧`.
@@ -398,7 +406,7 @@ def finding_key(engine: str, culprit: Iterable[str], kind: str) -> tuple[str, st
     `jax-jit` —, call and mode, kind), so two programs meeting the same clamped gather are one
     finding with two occurrences.
     """
-    call = library_call(kind)
+    call = named_call(kind)
     if call is not None:  # a library's bug is its call and mode (under the engine's transformation)
         return (engine, call, kind)
     return (engine, culprit_name(culprit), kind)
