@@ -319,6 +319,33 @@ def test_at_a_jump_the_gradient_of_the_point_itself_is_no_false_alarm(engine: st
         assert v.status == "pass" or "jumps (or has an infinite slope) along v" in v.detail, v.detail
 
 
+@pytest.mark.parametrize("engine", ["torch", "jax"])
+@pytest.mark.parametrize(
+    ("src", "x"),
+    [
+        # hypot at (0, 0), outside the language's domain: a cone, whose nan gradient is fair
+        (r"\(a : Array [2] R) -> hypot a (a * a)", np.array([0.3, 1.2])),
+        # abs' 0 = 0 is the call's convention; sign (x * x) * x = x, yet its derivative at 0 is 0
+        (r"\(x : R) -> digamma (jvp (\(y : R) -> abs y) (x * x) x - 0.5)", 0.6),
+    ],
+)
+def test_points_where_the_library_is_its_own_judge_are_no_false_alarm(engine: str, src: str, x: Any) -> None:
+    """Two of a default torch campaign's false alarms, at the integer-valued input derived from
+    the check's (hypot (0, 0); abs at 0): a derivative undefined at the point (the language's domain
+    excludes it) and a derivative operator's own value at a kink."""
+    from advalidate.oracles.base import EngineRun
+    from advalidate.oracles.consistency import ConsistencyOracle
+
+    eng = _engine(engine)
+    prog = parse(src)
+    from advalidate.oracles.context import Context
+
+    ctx = Context(prog, x, 5)
+    for seed in range(3):
+        v, _ = ConsistencyOracle().judge_plan(ctx, EngineRun(engine, eng, "float"), eng.lowered(seed))
+        assert v.status != "fail", v.describe()
+
+
 @pytest.mark.parametrize(("f", "finite"), [(abs, True), (lambda h: abs(h) ** 0.5, False), (lambda h: 1.0 / h, False)])
 def test_one_sided_derivatives_count_as_finite_only_when_they_converge(f: Any, finite: bool) -> None:
     """sqrt's slope at 0 is infinite though every difference quotient is finite: not a finite slope."""

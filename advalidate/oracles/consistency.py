@@ -231,6 +231,16 @@ class ConsistencyOracle(Oracle):
         return first or self.inconclusive(run, "the lowered program runs at none of the judged inputs"), eng
 
     def _judge_at(self, ctx: Context, run: EngineRun, eng: Any, x: Any, what: str) -> Verdict | None:
+        """The verdict at input `x` (None where the program does not run there); a failure where a
+        special function was met outside the language's domain (`hypot` at (0, 0), a cone: no
+        derivative there, and nan is the library's fair answer) is inconclusive, a crash excepted."""
+        verdict = self._judge_at_point(ctx, run, eng, x, what)
+        outside = eng.plan.outside
+        if verdict is not None and verdict.status == FAIL and outside and "crashed" not in verdict.detail:
+            return self.inconclusive(run, f"met {', '.join(outside)}, outside the language's domain: {verdict.detail}")
+        return verdict
+
+    def _judge_at_point(self, ctx: Context, run: EngineRun, eng: Any, x: Any, what: str) -> Verdict | None:
         plan = eng.plan
         plan.forget_met()
         label = run.label
@@ -274,14 +284,17 @@ class ConsistencyOracle(Oracle):
                         actual=rev,
                     )
             verdict = self._kink(ctx, run, eng, x, g, where)
-            if verdict.status == FAIL and self._one_sided(loss, l0, right, left, scale) is None:
-                # sign at 0 is neither side's ±1: the point is a piece of its own, not beside it
-                return self.inconclusive(
-                    run,
-                    "the library's primal jumps (or has an infinite slope) along v at the kink, so its value "
-                    f"there belongs to no piece beside it: {verdict.detail}",
-                )
-            return verdict
+            if verdict.status != FAIL:
+                return verdict
+            # The point can be a piece of its own, which no gradient beside it shows: sign at 0 is
+            # neither side's ±1; a derivative operator's value at the kink (abs' 0 = 0) is too.
+            if ctx.prog.uses_derivatives:
+                why = "the program differentiates at the kink, where a derivative's value is the call's own"
+            elif self._one_sided(loss, l0, right, left, scale) is None:
+                why = "the library's primal jumps (or has an infinite slope) along v at the kink"
+            else:
+                return verdict
+            return self.inconclusive(run, f"{why}, so its value there belongs to no piece beside it: {verdict.detail}")
         tol = 1e-5 * max(scale, abs(fd1))
         checks = []
         if hasattr(eng, "jvp"):

@@ -153,6 +153,8 @@ class Plan:
     used: list[Lowering] = field(default_factory=list)
     ties: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
+    #: special functions met outside the language's domain (`hypot` at (0, 0)): derivative undefined
+    outside: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     #: per special function's row (name): the scalar arguments it was called with (`note_args`)
     met_args: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)
@@ -203,7 +205,7 @@ class Plan:
         a failure (`only`) and a finding's repro.py meet the same draws. `used` starts afresh too:
         the calls of a failing input are those its failure is localised among and its tie rule
         comes from (a verdict's `calls` are those of the input it was decided at)."""
-        self.ties, self.undefined, self.used = [], [], []
+        self.ties, self.undefined, self.used, self.outside = [], [], [], []
         self.met_args = {}
         self.epoch += 1
 
@@ -226,6 +228,10 @@ class Plan:
         if low not in self.used:
             self.used.append(low)
         return low
+
+    def note_outside(self, text: str) -> None:
+        if text not in self.outside:
+            self.outside.append(text)
 
     def note_tie(self, low: Lowering) -> None:
         text = f"{low.name} ({low.ties})"

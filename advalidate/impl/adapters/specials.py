@@ -176,6 +176,9 @@ def note_kink(holder: Any, name: str, low: Lowering, args: tuple) -> None:
     if any(v is None for v in vals):
         return  # under a tracing compiler: no values to compare
     plan.note_args(low, vals)
+    with np.errstate(all="ignore"):
+        if np.any(np.asarray(SPECIALS[name].outside(*vals))):
+            plan.note_outside(f"{name} {SPECIALS[name].why}")
     kink = SPECIALS[name].kink
     if kink is None:
         return
