@@ -300,6 +300,24 @@ def test_an_infinite_gradient_at_a_tie_where_the_primal_has_finite_slopes_fails(
     assert "finite one-sided derivatives along v" in v.detail
 
 
+def test_a_buggy_default_row_of_a_construct_is_named_alone() -> None:
+    """torch's default scatter maximum halves a tie with its excluded base (reports/findings/
+    torch-scatter-amax-excluded-self): a run through the first calls fails, and of those the one
+    whose replacement by another faithful call passes is named, not every call of the run."""
+    _engine("torch")
+    prog = parse(r"\(a : Array [1, 1, 1] R) -> scatterMax [1, 1] (scatter [1] a (\[p] -> [p])) (\[p, q] -> [p, q])")
+    x = np.array([[[0.9]]])
+    blamed = set()
+    for seed in range(12):
+        (v,) = check(prog, x, engines=["torch"], oracles=["consistency"], seed=seed).verdicts
+        if v.status == "fail":
+            blamed.add(library_call(v.detail))
+    assert blamed and blamed <= {
+        "scatter_reduce('amax', include_self=False)",
+        "index_reduce('amax', include_self=False)",
+    }
+
+
 @pytest.mark.parametrize("engine", ["torch", "jax"])
 def test_at_a_jump_the_gradient_of_the_point_itself_is_no_false_alarm(engine: str) -> None:
     """A default torch campaign's false alarm: `hypot (sign x) (max x y)` at x = 0, where sign(0) = 0

@@ -185,7 +185,7 @@ class ConsistencyOracle(Oracle):
             return v
         defaults, deng = self.judge_plan(ctx, run, make(ctx.seed, only=DEFAULTS_ONLY))
         if defaults.status == FAIL:  # the run fails with the table's first calls alone: one of them is at fault
-            blamed = self._default_at_fault(ctx, run, deng.plan)
+            blamed = self._default_at_fault(ctx, run, deng.plan) or self._default_row_at_fault(ctx, run, deng.plan)
             names = blamed or " + ".join(low.name for low in deng.plan.used) or "the faithful calls"
             defaults.detail = f"{lowering_tag(names)}: {defaults.detail}"
             defaults.calls = v.calls
@@ -214,6 +214,21 @@ class ConsistencyOracle(Oracle):
             )
             if verdict is not None and verdict.status == FAIL:
                 return low.name
+        return None
+
+    def _default_row_at_fault(self, ctx: Context, run: EngineRun, plan: Any) -> str | None:
+        """Which construct's first call a run failing through the first calls alone is at fault:
+        the one whose replacement by another faithful call of its construct (the first calls kept
+        elsewhere) makes the run pass (torch's default scatter maximum, `scatter_reduce('amax',
+        include_self=False)`, at a tie with its excluded base); None when no replacement passes."""
+        for low in plan.used:
+            if low.construct.startswith("special:"):
+                continue
+            others = [r for r in plan.table[low.construct] if r is not low and r.faithful and not r.undefined]
+            for alt in others[:LOCALISE]:
+                eng = run.engine.lowered(ctx.seed, only=DEFAULTS_ONLY, pin=alt.name)
+                if self.judge_plan(ctx, run, eng)[0].status == PASS:
+                    return low.name
         return None
 
     def judge_plan(self, ctx: Context, run: EngineRun, eng: Any) -> tuple[Verdict, Any]:
