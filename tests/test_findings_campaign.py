@@ -366,3 +366,23 @@ def test_a_program_that_overruns_the_timeout_runs_once_more_before_it_is_an_inci
     c._unfinished_retries()
     assert [i["index"] for i in c.incidents] == [7, 3] and "--resume runs it" in c.incidents[1]["detail"]
     assert 3 in c.state()["retry"] and c.state()["timed_out"] == [3, 7]
+
+
+def test_a_failure_blamed_on_several_calls_shrinks_to_the_one_it_needs(campaign: Campaign) -> None:
+    """A consistency failure the oracle could not put to one call names them all; the shrinker may
+    then keep any failure of the same mismatch (`same_failure`), and the shrunk finding is keyed by
+    the call its smaller program is put to."""
+    from advalidate.fuzz.findings import same_failure
+
+    many = "wrong gradient in lowering ⟦a[i] + lib.f + lib.g⟧"
+    assert same_failure(many, "wrong gradient in lowering ⟦lib.f⟧")
+    assert not same_failure(many, "wrong gradient at a kink in lowering ⟦lib.f⟧")
+    assert not same_failure("wrong gradient in lowering ⟦lib.g⟧", "wrong gradient in lowering ⟦lib.f⟧")
+    assert not same_failure("wrong gradient", "wrong jvp")
+    c = campaign
+    v = verdict("consistency", "lowering ⟦a[i] + lib.f + lib.g⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but forward mode 1.5")
+    c._on_result(result(0, [v], ["lambda", "sin", "app", "var"]), 0.1)
+    one = verdict("consistency", "lowering ⟦lib.f⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but forward mode gives 1.5")
+    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": one})
+    (f,) = c.findings
+    assert f.kind == "wrong gradient in lowering ⟦lib.f⟧" and f.name.endswith("-lib-f")

@@ -230,6 +230,19 @@ def named_call(kind: str) -> str | None:
     return m.group(1) if m else None
 
 
+def same_failure(target: str, kind: str) -> bool:
+    """Whether a shrinking step's failure of `kind` is still the failure of class `target`: equal,
+    or, where `target` blames several calls together (the consistency oracle could not put the
+    failure to one, `"… in lowering ⟦a + b + c⟧"`), the same mismatch in any calls: a smaller program
+    with fewer calls may put it to one (kept as the finding's kind once shrunk)."""
+    if kind == target:
+        return True
+    call, other = library_call(target), library_call(kind)
+    if call is None or other is None or " + " not in call:
+        return False
+    return target.split(" in lowering ⟦")[0] == kind.split(" in lowering ⟦")[0]
+
+
 def failure_class(verdict: dict[str, Any]) -> str:
     """The kind of mismatch (`mismatch_class`), with the library call and mode it happened in when
     the verdict names one (the consistency oracle's lowerings): `wrong gradient in ⟦a[i](default)⟧`.

@@ -304,7 +304,7 @@ def run_program(cfg: WorkerConfig, engines: list[Any], index: int, defaults: lis
 def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any], send: Any) -> dict[str, Any]:
     from ..lang.program import parse
     from ..lang.values import parse_value
-    from .findings import failure_class, module_constructs
+    from .findings import failure_class, module_constructs, same_failure
     from .shrink import module_nodes, shrink
 
     prog = parse(task["program"], filename="program.adv")
@@ -323,7 +323,7 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
 
     def fails(p: Any, cx: Any) -> bool:
         v = verdict_of(p, cx)
-        if v is None or v["status"] != "fail" or failure_class(v) != target_class or margin(v) < need:
+        if v is None or v["status"] != "fail" or not same_failure(target_class, failure_class(v)) or margin(v) < need:
             return False
         last["verdict"] = v
         return True
