@@ -680,7 +680,7 @@ class Campaign:
             f.nodes_after = p["nodes_after"]
             f.status = "shrunk"
             f.final_verdict = p.get("verdict")
-            if f.final_verdict and library_call(f.kind) and " + " in (library_call(f.kind) or ""):
+            if f.final_verdict and " + " in (library_call(f.kind) or ""):
                 f.kind = failure_class(f.final_verdict)  # fewer calls: perhaps one to blame now
             f.shrink = {k: p[k] for k in ("steps", "tried", "seconds", "fixpoint")}
             f.shrink["seconds"] = round(f.shrink["seconds"], 3)
