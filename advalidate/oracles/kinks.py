@@ -326,15 +326,17 @@ def _hull_verdict(
         rhs.append(-g[i] / bound[i])
     if not rows:
         return KinkVerdict(PASS, "no component to compare")
-    res = linprog(
-        c,
-        A_ub=rows,
-        b_ub=rhs,
-        A_eq=[[1.0] * k + [0.0]],
-        b_eq=[1.0],
-        bounds=[(0, None)] * k + [(0, None)],
-        method="highs",
-    )
+    problem = {
+        "A_ub": rows,
+        "b_ub": rhs,
+        "A_eq": [[1.0] * k + [0.0]],
+        "b_eq": [1.0],
+        "bounds": [(0, None)] * k + [(0, None)],
+        "method": "highs",
+    }
+    res = linprog(c, **problem)
+    if not res.success:  # always feasible and bounded: HiGHS's presolve can misjudge rows scaled by a
+        res = linprog(c, **problem, options={"presolve": False})  # tiny bound (1e9) as unbounded
     if not res.success:
         return KinkVerdict(INCONCLUSIVE, f"the convex-hull test did not solve: {res.message}")
     resid = float(res.x[-1])
