@@ -53,6 +53,7 @@ from .errors import CampaignError
 from .findings import (
     FINDING_JSON,
     atomic_write_json,
+    blames_several,
     candidate_name,
     covers,
     culprit_constructs,
@@ -190,10 +191,9 @@ class Finding:
 
     @property
     def key(self) -> tuple[str, str, str]:
-        """(engine, construct at fault, kind): see `findings.finding_key` (a finding put to a library
-        call is keyed by the call alone, whatever program showed it)."""
-        culprit = [] if self.attributed_from else self.culprit if self.culprit is not None else ["?"]
-        return finding_key(self.engine, culprit, self.kind)
+        """(engine, construct at fault, kind): see `findings.finding_key` (a kind naming a library
+        call, one put to a call included, is keyed by the call alone)."""
+        return finding_key(self.engine, self.culprit if self.culprit is not None else ["?"], self.kind)
 
     def shows(self, engine: str, kind: str) -> bool:
         """Whether a failure of `kind` on `engine` may be this finding's bug (its kind, or the
@@ -680,7 +680,7 @@ class Campaign:
             f.nodes_after = p["nodes_after"]
             f.status = "shrunk"
             f.final_verdict = p.get("verdict")
-            if f.final_verdict and " + " in (library_call(f.kind) or ""):
+            if f.final_verdict and blames_several(f.kind):
                 f.kind = failure_class(f.final_verdict)  # fewer calls: perhaps one to blame now
             f.shrink = {k: p[k] for k in ("steps", "tried", "seconds", "fixpoint")}
             f.shrink["seconds"] = round(f.shrink["seconds"], 3)

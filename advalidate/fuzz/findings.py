@@ -237,10 +237,14 @@ def same_failure(target: str, kind: str) -> bool:
     with fewer calls may put it to one (kept as the finding's kind once shrunk)."""
     if kind == target:
         return True
-    call, other = library_call(target), library_call(kind)
-    if call is None or other is None or " + " not in call:
+    if not blames_several(target) or library_call(kind) is None:
         return False
     return target.split(" in lowering ⟦")[0] == kind.split(" in lowering ⟦")[0]
+
+
+def blames_several(kind: str) -> bool:
+    """Whether a kind puts its failure to several library calls together (`"… ⟦a + b⟧"`)."""
+    return " + " in (library_call(kind) or "")
 
 
 def failure_class(verdict: dict[str, Any]) -> str:
