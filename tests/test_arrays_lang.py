@@ -84,6 +84,24 @@ PROGRAMS = [
     (r"\(a : Array [3, 2] R) -> scatter [] a (\[i] -> [])", "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]"),
     (r"\(a : Array [3, 2] R) -> scatterMax [] a (\[i] -> [])", "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]"),
     (r"\(a : Array [3] R) -> scatter [] a (\[i] -> [])", "[| 1.0, 4.0, 3.0 |]"),
+    # scatters inside a build: one batched scatter (repeats add, out of range dropped, a max)
+    (r"\(a : Array [3] R) -> build1 2 (\i -> scatter [2] a (\[p] -> [mod (p + i) 3 - 1]))", "[| 1.0, 4.0, 3.0 |]"),
+    (
+        r"\(a : Array [3] R) -> build1 2 (\i -> scatter [2] (a * replicate 3 (real i)) (\[p] -> [0]))",
+        "[| 1.0, 4.0, 3.0 |]",
+    ),
+    (r"\(a : Array [3] R) -> build1 4 (\i -> scatterMax [2] a (\[p] -> [mod p 2]))", "[| 4.0, 2.0, 3.0 |]"),
+    (
+        r"\(a : Array [3, 2] R) -> build1 2 (\i -> scatterMax [2] (a + a) (\[p] -> [mod (p * i) 2]))",
+        "[| [| 1.0, 5.0 |], [| 4.0, 2.0 |], [| 3.0, 3.5 |] |]",
+    ),
+    (
+        r"\(a : Array [3] R) -> build [2, 2] (\[i, j] -> scatter [] (a * replicate 3 (real j)) (\[p] -> []))",
+        "[| 1.0, 4.0, 3.0 |]",
+    ),
+    # a lambda applied where it stands, and a parallel pair, inside a build
+    (r"\(x : R) -> build1 3 (\i -> (\y -> y * x + y) (real i))", "1.5"),
+    (r"\(x : R) -> build1 3 (\i -> let p = par (x * real i, sin x) in fst p + snd p)", "1.5"),
     # a prefix `tr` (seed 004 Fig. 8) inside a build: the bulk form permutes behind the batch dimension
     (
         r"\(a : Array [2, 2, 3] R) -> build1 3 (\i -> sin (tr [1, 0] (a ! [mod i 2])) + tr [1, 0] (tr [1, 0] a ! [1]))",

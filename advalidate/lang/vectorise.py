@@ -1,14 +1,15 @@
 """Running a `build1` body once for all its indices (the reference interpreter's bulk evaluation).
 
 `build1 k (\\i -> t)` means k evaluations of t. When t is made of array-friendly constructs only
-(variables, literals, `let`, pairs, `if` on an index-independent condition, scalar and element-wise
-primitives, index, nested builds, gathers, shape operations and reductions), t is compiled once more
-to code that evaluates it for every i at once: a value that depends on the build's indices carries
-the batch dimensions (k1, ..., kd) of the enclosing builds in front of its own shape; one that does
-not is computed once. Batch dimensions a value does not vary along have size 1 (numpy broadcasts
-them), so nothing is materialised before the build's result. Anything else (function calls,
-recursion, lists, sums, scatter inside a build)
-makes `vectorise_build` return None, and the build runs one element at a time as before.
+(variables, literals, `let`, pairs, `if` on an index-independent condition, a lambda applied where
+it stands, scalar and element-wise primitives, index, nested builds, gathers, scatters, shape
+operations and reductions), t is compiled once more to code that evaluates it for every i at once:
+a value that depends on the build's indices carries the batch dimensions (k1, ..., kd) of the
+enclosing builds in front of its own shape; one that does not is computed once. Batch dimensions a
+value does not vary along have size 1 (numpy broadcasts them), so nothing is materialised before
+the build's result; a batched scatter is one scatter with the batch positions prepended to its
+targets. Anything else (calls of functions bound elsewhere, recursion, lists, sums) makes
+`vectorise_build` return None, and the build runs one element at a time as before.
 
 The array functions applied to batched values themselves (expanding, stacking, broadcasting,
 transposing, reshaping) are the runtime's `bulk` (`NumpyBulk` unless the runtime has its own), so
@@ -235,7 +236,7 @@ class _Vectoriser:
                 return bc(f, v)
 
             return let, bi
-        if isinstance(e, C.PairC):
+        if isinstance(e, (C.PairC, C.ParC)):  # `par` only permits parallel evaluation
             lc, li = self.expr(e.left, batch, env)
             rc, ri = self.expr(e.right, batch, env)
             return (lambda f, v: (lc(f, v), rc(f, v))), (li, ri)
@@ -263,8 +264,12 @@ class _Vectoriser:
             codes = [self.lift(c, info, batch) for c, info in items]
             bulk, elem = self.bulk, e.elem
             return (lambda f, v: bulk.stack([c(f, v) for c in codes], d, elem)), d
+        if isinstance(e, C.App) and isinstance(e.fn, C.Lam):
+            return self.beta(e.fn, e.arg, batch, env)
         if isinstance(e, C.Build1):
             return self.build(e, batch, env)
+        if isinstance(e, C.Scatter):
+            return self.scatter(e, batch, env)
         if isinstance(e, C.Idx):
             return self.index(e, batch, env)
         if isinstance(e, C.Gather):
@@ -273,6 +278,70 @@ class _Vectoriser:
         if isinstance(e, C.ArrOp) and e.fold_fn is None:
             return self.arr_op(e, batch, env)
         raise NotVectorisable(type(e).__name__)
+
+    def beta(self, fn: C.Lam, arg: C.CExpr, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        """`(\\x -> t) s` as `let x = s in t`, its call charged to the step budget once per index."""
+        code, info = self.expr(C.Let(fn.param, arg, fn.body), batch, env)
+        budget, steps = self.c.budget, fn.steps * math.prod(batch)
+
+        def call(f: list, v: list) -> Any:
+            budget.left -= steps
+            if budget.left < 0:
+                budget.overdrawn()
+            return code(f, v)
+
+        return call, info
+
+    def scatter(self, e: C.Scatter, batch: tuple, env: dict) -> tuple[VCode, Info]:
+        """A scatter whose source or targets vary with the builds' indices: one scatter into the
+        batched result, the batch positions prepended to every target (so no two batch elements
+        share a target and each is combined as its own scatter would)."""
+        if e.combine_fn is not None:
+            raise NotVectorisable("a scatter combining with a function")
+        ac, ai = self.expr(e.arr, batch, env)
+        targets = [self.expr(t, batch, env) for t in scatter_targets(e)]
+        zc = None
+        if e.zero is not None:
+            zc, zi = self.expr(e.zero, batch, env)
+            if zi != 0:
+                raise NotVectorisable("a scatter zero that depends on the build's index")
+        ns, src, shape, elem, combine = self.ns, e.src, e.shape, e.elem, e.combine
+        if ai == 0 and all(info == 0 for _, info in targets):
+            codes = [c for c, _ in targets]
+            return self._unbatched(
+                lambda f, v: ns.scatter(
+                    ac(f, v), [c(f, v) for c in codes], src, shape, elem, combine, zc and zc(f, v), None
+                ),
+                batch,
+            ), 0
+        d, bulk = len(batch), self.bulk
+        a = self.lift(ac, ai, batch)
+        codes = [self.lift(c, info, batch) for c, info in targets]
+        tail = (1,) * len(src)
+        grids = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (d - k - 1) + tail) for k, n in enumerate(batch)]
+        full_src = batch + src
+
+        def batched_scatter(f: list, v: list) -> Any:
+            values = _materialise(bulk, a(f, v), batch, elem)
+            js = [*grids, *[c(f, v) for c in codes]]  # broadcast to full_src by the scatter
+            return ns.scatter(values, js, full_src, batch + shape, elem, combine, zc and zc(f, v), None)
+
+        return batched_scatter, d
+
+    def _unbatched(self, code: VCode, batch: tuple) -> VCode:
+        """`code`, run once for every index of the batch: its operations counted as often."""
+        n = math.prod(batch)
+        ns = self.ns
+        if not self.bulk.counts:
+            return code
+
+        def once(f: list, v: list) -> Any:
+            before = ns.ops.ops
+            out = code(f, v)
+            ns.count((ns.ops.ops - before) * (n - 1))
+            return out
+
+        return once
 
     def build(self, e: C.Build1, batch: tuple, env: dict) -> tuple[VCode, Info]:
         if e.elem not in ("R", "Z", "Bool"):
@@ -368,17 +437,9 @@ class _Vectoriser:
         ns, op, static, shape, elem = self.ns, e.op, e.static, e.shape, e.elem
         if all(info == 0 for _, info in args):
             codes = [c for c, _ in args]
-            n = math.prod(batch)
-            if not self.bulk.counts:
-                return (lambda f, v: ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None)), 0
-
-            def once(f: list, v: list) -> Any:
-                before = ns.ops.ops
-                out = ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None)
-                ns.count((ns.ops.ops - before) * (n - 1))
-                return out
-
-            return once, 0
+            return self._unbatched(
+                lambda f, v: ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None), batch
+            ), 0
         d = len(batch)
         codes = [self.lift(c, info, batch) for c, info in args]
         if op == "cond":  # element-wise: the runtime's select broadcasts the batch dimensions

@@ -149,7 +149,7 @@ class Stager:
             return lambda arg: self.expr(e.body, {**env, e.param: arg})
         if isinstance(e, C.App):
             return self.expr(e.fn, env)(self.expr(e.arg, env))
-        if isinstance(e, C.PairC):
+        if isinstance(e, (C.PairC, C.ParC)):  # `par` only permits parallel evaluation
             return (self.expr(e.left, env), self.expr(e.right, env))
         if isinstance(e, (C.Fst, C.Snd)):
             return self.expr(e.arg, env)[0 if isinstance(e, C.Fst) else 1]
