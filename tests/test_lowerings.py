@@ -219,6 +219,27 @@ def test_own_semantics_repro_exits_1_while_the_bug_is_there_and_0_where_the_libr
     assert "reverse agrees with forward mode: True" in out.stdout
 
 
+def test_a_non_finite_gradient_at_a_kink_repro_exits_1_on_the_primal_s_finite_one_sided_slopes(tmp_path: Path) -> None:
+    """reports/findings/jax-scatter-max-clip as a campaign met it (seed 7, program 825, shrunk): the
+    clipped target makes the maximum a kink; JAX's reverse mode gives -inf where every one-sided
+    derivative of its own primal is finite. Its repro.py showed it by crashing (the pieces around
+    the point, taken from the same broken reverse mode, were nan: `lstsq` refused them); it must
+    exit 1 on the finite one-sided slopes, and 0 where the reverse gradient is finite and a piece's."""
+    eng = _engine("jax")
+    from advalidate.oracles.consistency import reproducer
+
+    kind = "wrong gradient at a kink in lowering ⟦.at[i].min(mode='clip', of the negated values)⟧"
+    prog = parse(r"\(a1 : Array [1, 2] R) -> scatterMax [1] a1 (\[p2, p3] -> [1])")
+    x = np.array([[1.0, 1.5]])
+    out = _run_isolated(reproducer(eng, prog, x, 7014584732686807223, kind), tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    assert "reverse gradient is not finite where every one-sided derivative of f is: True" in out.stdout
+    inside = parse(r"\(a1 : Array [1, 2] R) -> scatterMax [1] a1 (\[p2, p3] -> [0])")
+    out = _run_isolated(reproducer(eng, inside, x, 7014584732686807223, kind), tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 # reports/findings/jax-digamma-negative (jax-ml/jax#37635): the default call's own gradient is wrong
 DIGAMMA = (
     r"\(a : Array [3] R) -> sumOuter (gather [4] (build1 3 (\i -> digamma (a ! [i] - 10.0))) (\[p] -> [p - 1]))",
