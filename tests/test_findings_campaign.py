@@ -331,6 +331,11 @@ def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding
     n = len(c.findings)
     c._on_result(result(5, sin_failures()[:1], ["lambda", "cos", *g.culprit, "app", "var"]), 0.1)
     assert len(c.findings) == n and g.occurrences == 3
+    # the call disagreeing with itself is the same bug seen another way (JAX's digamma, both in one program)
+    own_g = verdict("consistency", "lowering ⟦lib.g⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but central differences give 1.5")
+    c._on_result(result(6, [own_g], ["lambda", "tanh", "app", "var"]), 0.1)
+    c._on_shrunk(shrunk(c.findings[-1].id, "\\(x : R) -> tanh x\n") | {"verdict": own_g})
+    assert len(c.findings) == n and g.occurrences == 4
 
 
 def test_a_program_that_overruns_the_timeout_runs_once_more_before_it_is_an_incident(campaign: Campaign) -> None:

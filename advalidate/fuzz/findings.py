@@ -421,11 +421,13 @@ def finding_key(engine: str, culprit: Iterable[str], kind: str) -> tuple[str, st
     finding, whose kind names the call and mode it happened in (the consistency oracle localises
     it), is keyed by that call instead: (engine — the library under its transformation, `jax` or
     `jax-jit` —, call and mode, kind), so two programs meeting the same clamped gather are one
-    finding with two occurrences.
+    finding with two occurrences. Whether the call disagrees with itself (`… in lowering ⟦call⟧`) or,
+    alone, with the language (`… in ⟦call⟧`, `fuzz.worker.attributed_call`) is how the bug was
+    seen, not which bug: JAX's wrong digamma derivative fails both ways in one program.
     """
     call = named_call(kind)
     if call is not None:  # a library's bug is its call and mode (under the engine's transformation)
-        return (engine, call, kind)
+        return (engine, call, kind.replace(" in lowering ⟦", " in ⟦"))
     return (engine, culprit_name(culprit), kind)
 
 
