@@ -385,6 +385,26 @@ def test_points_where_the_library_is_its_own_judge_are_no_false_alarm(engine: st
         assert v.status != "fail", v.describe()
 
 
+def test_at_a_kink_the_calls_with_a_kink_are_judged_alone_first() -> None:
+    """A default JAX campaign's failure (seed 7, program 825: nan reverse gradient at a kink) used
+    eight calls; the clipped scatter-max at fault came fourth among those with semantics of their own,
+    past the LOCALISE judged alone, and the finding blamed all eight together."""
+    from advalidate.impl.adapters.lowering import Plan
+    from advalidate.oracles.consistency import LOCALISE, suspects
+
+    table = _engine("jax").lowering_table()
+    row = {low.name: low for rows in table.values() for low in rows}
+    names = ["a.at[i].get(mode='clip')", "lax.reduce(lax.add)", "a.at[i].get(mode='fill')"]
+    names += ["a[i](clamp, negative wrap)", "jnp.sum(axis=0)", ".at[i].min(mode='clip', of the negated values)"]
+    names += ["jnp.sort([0])", "jax.ops.segment_sum"]
+    plan = Plan(table, 0, used=[row[n] for n in names])
+    at_kink = [low.name for low in suspects(plan, kink=True)]
+    assert at_kink[0] == ".at[i].min(mode='clip', of the negated values)" and len(at_kink) == LOCALISE
+    assert "jnp.sum(axis=0)" not in at_kink  # a construct's first call is never a suspect
+    # elsewhere the calls with semantics of their own come first, in the order the run used them
+    assert [low.name for low in suspects(plan, kink=False)] == names[0:1] + names[2:4]
+
+
 @pytest.mark.parametrize(("f", "finite"), [(abs, True), (lambda h: abs(h) ** 0.5, False), (lambda h: 1.0 / h, False)])
 def test_one_sided_derivatives_count_as_finite_only_when_they_converge(f: Any, finite: bool) -> None:
     """sqrt's slope at 0 is infinite though every difference quotient is finite: not a finite slope."""

@@ -120,6 +120,16 @@ def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | No
     return eng.repro(prog, chosen, ctx.dy, own={"kind": kind, "rule": tie_rule(eng.plan)})
 
 
+def suspects(plan: Any, kink: bool) -> list[Any]:
+    """The calls of a failing run to judge alone, likeliest culprit first, at most LOCALISE: the
+    calls that are not their construct's first; at a kink those with one (a campaign's failure at a
+    clipped scatter-max came fourth of eight calls and went unnamed), then those with semantics of
+    their own."""
+    used = [low for low in plan.used if low is not plan.table[low.construct][0]]
+    used.sort(key=lambda low: (not (kink and low.construct in KINKED), low.faithful, low.oob != "own"))
+    return used[:LOCALISE]
+
+
 def specials_alone(plan: Any, seed: int) -> Any:
     """Each special function's call a run used (`plan.used`), alone: `(row, context)` of the program
     `\\x -> f x` at each of a spread of the arguments the run met it with (`Plan.met_args`, at most
@@ -190,10 +200,7 @@ class ConsistencyOracle(Oracle):
             defaults.detail = f"{lowering_tag(names)}: {defaults.detail}"
             defaults.calls = v.calls
             return defaults
-        used = [low for low in eng.plan.used if low is not eng.plan.table[low.construct][0]]
-        # the calls with semantics of their own first (the likeliest culprits), at most LOCALISE of them
-        used.sort(key=lambda low: (low.faithful, low.oob != "own"))
-        for low in used[:LOCALISE]:
+        for low in suspects(eng.plan, "at a kink" in v.detail):
             alone, _ = self.judge_plan(ctx, run, make(ctx.seed, only=low.name))
             if alone.status == FAIL:
                 alone.detail = f"{lowering_tag(low.name)}: {alone.detail}"
