@@ -29,6 +29,7 @@ with respect to the same tensor captured by the function (which would be perturb
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -113,6 +114,11 @@ class TorchEngine(ForwardMode, TensorEngine):
 
     def ops(self) -> LibraryOps:
         return TorchOps()
+
+    def worker_setup(self) -> None:
+        """In a campaign worker: PyTorch's notice that `index_reduce` (a lowering) is a beta API is
+        not the campaign's output (it was printed once per worker amid the progress lines)."""
+        warnings.filterwarnings("ignore", message=r"index_reduce\(\) is in beta", category=UserWarning)
 
     def namespace(self) -> Any:
         return TorchNamespace()

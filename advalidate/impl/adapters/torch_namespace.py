@@ -21,7 +21,8 @@ def _t(x: Any) -> torch.Tensor:
 
 
 def _index(idxs: tuple) -> tuple:
-    return tuple(torch.as_tensor(np.asarray(i, dtype=np.int64)) if isinstance(i, np.ndarray) else int(i) for i in idxs)
+    # a copy: an index may be a read-only broadcast view, which torch warns about sharing
+    return tuple(torch.as_tensor(np.array(i, dtype=np.int64)) if isinstance(i, np.ndarray) else int(i) for i in idxs)
 
 
 class TorchNamespace:
