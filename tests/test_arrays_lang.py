@@ -99,6 +99,10 @@ PROGRAMS = [
         r"\(a : Array [3] R) -> build [2, 2] (\[i, j] -> scatter [] (a * replicate 3 (real j)) (\[p] -> []))",
         "[| 1.0, 4.0, 3.0 |]",
     ),
+    # operations on values that do not vary with the build's index run once, counted once per index
+    # (their arguments' operations were counted again: 1092 for 24 in the last)
+    (r"\(x : R) -> build1 2 (\i -> sumOuter (scatter [2] (replicate 3 (x * x)) (\[p] -> [mod p 2])))", "1.5"),
+    (r"\(x : R) -> build1 4 (\i -> sumOuter (sumOuter (replicate 3 (replicate 2 (x * x)))))", "1.5"),
     # a lambda applied where it stands, and a parallel pair, inside a build
     (r"\(x : R) -> build1 3 (\i -> (\y -> y * x + y) (real i))", "1.5"),
     (r"\(x : R) -> build1 3 (\i -> let p = par (x * real i, sin x) in fst p + snd p)", "1.5"),

@@ -308,9 +308,12 @@ class _Vectoriser:
         ns, src, shape, elem, combine = self.ns, e.src, e.shape, e.elem, e.combine
         if ai == 0 and all(info == 0 for _, info in targets):
             codes = [c for c, _ in targets]
+            m = len(codes)
+            zero = [zc] if zc is not None else []
             return self._unbatched(
-                lambda f, v: ns.scatter(
-                    ac(f, v), [c(f, v) for c in codes], src, shape, elem, combine, zc and zc(f, v), None
+                [ac, *codes, *zero],
+                lambda xs: ns.scatter(
+                    xs[0], xs[1 : 1 + m], src, shape, elem, combine, xs[1 + m] if zero else None, None
                 ),
                 batch,
             ), 0
@@ -328,16 +331,20 @@ class _Vectoriser:
 
         return batched_scatter, d
 
-    def _unbatched(self, code: VCode, batch: tuple) -> VCode:
-        """`code`, run once for every index of the batch: its operations counted as often."""
+    def _unbatched(self, codes: list[VCode], apply: Callable[[list], Any], batch: tuple) -> VCode:
+        """The array operation `apply` on arguments that do not vary with the builds' indices, run
+        once: its own operations counted once per index of the batch. (The arguments' operations
+        are not counted again: `prim` and the literals count theirs for the whole batch already;
+        counting them here too made nested reductions count exponentially, 1092 for 24.)"""
         n = math.prod(batch)
         ns = self.ns
         if not self.bulk.counts:
-            return code
+            return lambda f, v: apply([c(f, v) for c in codes])
 
         def once(f: list, v: list) -> Any:
+            args = [c(f, v) for c in codes]
             before = ns.ops.ops
-            out = code(f, v)
+            out = apply(args)
             ns.count((ns.ops.ops - before) * (n - 1))
             return out
 
@@ -437,9 +444,7 @@ class _Vectoriser:
         ns, op, static, shape, elem = self.ns, e.op, e.static, e.shape, e.elem
         if all(info == 0 for _, info in args):
             codes = [c for c, _ in args]
-            return self._unbatched(
-                lambda f, v: ns.arr_op(op, [c(f, v) for c in codes], static, shape, elem, None, None), batch
-            ), 0
+            return self._unbatched(codes, lambda xs: ns.arr_op(op, xs, static, shape, elem, None, None), batch), 0
         d = len(batch)
         codes = [self.lift(c, info, batch) for c, info in args]
         if op == "cond":  # element-wise: the runtime's select broadcasts the batch dimensions
