@@ -5,7 +5,7 @@
 Runs the worker's own task function (`advalidate.fuzz.worker.run_program`: generate program i of a
 campaign, check it with every built-in engine and the default oracles, the symbolic oracle on one
 program in N) in this process, on the evaluation thread and with the collector settled
-(`settle_collector`) as a worker does, and reports programs per
+(`settle_collector`, `settle_after`) as a worker does, and reports programs per
 second of CPU time (`time.process_time`, so the figure does not depend on what else the machine
 is running) and per second of wall time.
 """
@@ -16,7 +16,7 @@ import argparse
 import time
 from collections import Counter
 
-from advalidate.fuzz.worker import WorkerConfig, default_oracles, run_program, settle_collector
+from advalidate.fuzz.worker import WorkerConfig, default_oracles, run_program, settle_after
 from advalidate.impl import engine, engine_names
 from advalidate.lang.deep import run_deep
 
@@ -34,11 +34,14 @@ def main() -> None:
 
     def bench() -> None:
         run_program(cfg, engines, 10**6, defaults)  # warm up: imports, caches
-        settle_collector()
+        done = 1
+        settle_after(done)  # and again as a worker does (after tasks 1, 4, 16, ...)
         nodes, statuses = 0, Counter()
         t0, c0 = time.perf_counter(), time.process_time()
         for i in range(args.count):
             r = run_program(cfg, engines, i, defaults)
+            done += 1
+            settle_after(done)
             nodes += r.get("nodes", 0)
             statuses.update(s for _, _, s in r.get("verdicts", []))
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 
 from advalidate.fuzz.mix import campaign_mix
-from advalidate.fuzz.worker import SAMPLED_ORACLES, WorkerConfig, default_oracles, run_program, settle_collector
+from advalidate.fuzz.worker import SAMPLED_ORACLES, WorkerConfig, default_oracles, run_program, settle_after
 from advalidate.impl import engine
 from advalidate.lang.deep import run_deep
 
@@ -34,12 +34,15 @@ def main() -> None:
 
     def bench() -> None:
         run_program(cfg, engines, 10**6, defaults)  # warm up: imports, caches
-        settle_collector()
+        done = 1
+        settle_after(done)  # and again as a worker does (after tasks 1, 4, 16, ...)
         statuses: Counter = Counter()
         errors = 0
         c0 = time.process_time()
         for i in range(args.start, args.start + args.count):
             r = run_program(cfg, engines, i, defaults)
+            done += 1
+            settle_after(done)
             statuses.update(s for _, _, s in r.get("verdicts", []))
             errors += "error" in r
         cpu = time.process_time() - c0

@@ -221,6 +221,12 @@ def settle_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+def settle_after(tasks_done: int) -> None:
+    """Settle the collector again when a worker has done `tasks_done` tasks (`RESETTLE_AFTER`)."""
+    if tasks_done in RESETTLE_AFTER:
+        settle_collector()
+
+
 def generate_case(cfg: WorkerConfig, index: int) -> Any:
     """The generated case of the campaign's program `index`."""
     from ..generators import generate
@@ -462,8 +468,7 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
         if not _send(conn, reply):
             return
         done += 1
-        if done in RESETTLE_AFTER:
-            settle_collector()
+        settle_after(done)
 
 
 def detach_from_signals() -> None:
