@@ -211,3 +211,14 @@ def test_a_split_of_a_four_way_tie_is_judged_on_enough_pieces():
         doubled = [2 * v for v in g]
         assert judge_at_kink(cummax_grad, x, doubled, rule=HULL, n_dirs=8).status == FAIL, seed
     assert narrow_fails > 0  # the case the wider search is for does occur
+
+
+def test_no_inputs_is_one_piece_that_of_grad_near() -> None:
+    """With no input reals the one piece is what `grad_near` gives at the point, of whatever length:
+    the kink verdict's callers search with projections (⟨dy, J v⟩ along two directions), and a
+    campaign's program taking an empty list crashed the check when the piece came back empty."""
+    pieces = active_pieces(lambda p: [mpmath.mpf(2), mpmath.mpf(-1)], [])
+    assert pieces.gradients == ((2, -1),) and pieces.complete
+    found, index = with_piece(pieces, [2, -1])
+    assert index == 0 and len(found.gradients) == 1
+    assert active_pieces(lambda p: None, []).gradients == ()

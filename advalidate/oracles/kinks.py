@@ -79,10 +79,10 @@ def active_pieces(
     num = _mp if exact else float
     xs = [num(v) for v in x]
     n = len(xs)
-    if n == 0:
+    if n == 0:  # one piece: what grad_near gives there (a caller's projections need not be empty)
         g = grad_near([])
         ok = g is not None
-        return Pieces(((),) if ok else (), ok, "no inputs", (0.0,) if ok else ())
+        return Pieces((tuple(g),) if ok else (), ok, "no inputs", (0.0,) if ok else ())
     big = max(abs(float(v)) for v in xs)
     scale = [max(abs(float(v)), 1e-3 * big) or 1.0 for v in xs]
     rng = random.Random(f"advalidate-kinks:{seed}")
