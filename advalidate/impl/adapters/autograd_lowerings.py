@@ -50,12 +50,21 @@ class AutogradLoweringNamespace(AutogradNamespace):
         sel, full, _ = self._selected(shape, idxs, v)
         return anp.reshape(anp.sum(anp.where(sel, full, 0.0), axis=0), tuple(shape))
 
+    def _untouched_zero(self, out: Any, shape: tuple, idxs: tuple) -> Any:
+        """`out` with the positions no index reaches set to 0 (the construct's value there): a
+        reduction over none of the values leaves ±inf, which the program's arithmetic would carry on
+        (1 / inf², and inf · 0 = nan in its derivative: IEEE, not the library's bug)."""
+        onehot, rest = self._onehot(shape, idxs)
+        touched = (onehot.sum(axis=0) > 0).reshape(tuple(shape[: len(idxs)]) + (1,) * len(rest))
+        return anp.where(np.broadcast_to(touched, tuple(shape)), out, 0.0)
+
     def lw_where_max(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        return self.scatter_max(shape, idxs, v)
+        return self._untouched_zero(self.scatter_max(shape, idxs, v), shape, idxs)
 
     def lw_where_min_neg(self, shape: tuple, idxs: tuple, v: Any) -> Any:
         sel, full, _ = self._selected(shape, idxs, v)
-        return anp.reshape(-anp.min(anp.where(sel, -full, np.inf), axis=0), tuple(shape))
+        out = anp.reshape(-anp.min(anp.where(sel, -full, np.inf), axis=0), tuple(shape))
+        return self._untouched_zero(out, shape, idxs)
 
     def lw_sum(self, x: Any) -> Any:
         return anp.sum(x, axis=0)
