@@ -115,6 +115,11 @@ class AutogradEngine(TensorEngine):
     def ops(self) -> LibraryOps:
         return AutogradOps()
 
+    def worker_setup(self) -> None:
+        """In a campaign worker: numpy's warnings about nan or inf inside autograd's traced calls
+        (at a kink, a pole) are not the campaign's output; the oracles judge those values."""
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autograd\.")
+
     def namespace(self) -> Any:
         return AutogradNamespace()
 

@@ -48,12 +48,12 @@ class TorchLoweringNamespace(TorchNamespace):
 
     def lw_index_select(self, a: Any, idxs: tuple) -> Any:
         a = _t(a)
-        i = torch.as_tensor(np.asarray(idxs[0], dtype=np.int64))
+        i = torch.as_tensor(np.array(idxs[0], dtype=np.int64))
         return torch.index_select(a, 0, i.reshape(-1)).reshape(tuple(i.shape) + tuple(a.shape[1:]))
 
     def _along_index(self, a: Any, idx: np.ndarray) -> torch.Tensor:
         rest = tuple(a.shape[1:])
-        i = torch.as_tensor(np.asarray(idx, dtype=np.int64)).reshape((-1,) + (1,) * len(rest))
+        i = torch.as_tensor(np.array(idx, dtype=np.int64)).reshape((-1,) + (1,) * len(rest))
         return i.expand((i.shape[0],) + rest)
 
     def lw_gather(self, a: Any, idxs: tuple) -> Any:

@@ -17,7 +17,7 @@ DTYPE = torch.float64
 
 
 def _t(x: Any) -> torch.Tensor:
-    return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x, dtype=np.float64))
+    return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.array(x, dtype=np.float64))
 
 
 def _index(idxs: tuple) -> tuple:
