@@ -47,6 +47,15 @@ def test_registered_beside_torch(engine: Any) -> None:
     assert "mp" not in engine.supports and engine.semantics.startswith("language")
 
 
+def test_a_mask_of_empty_arrays_keeps_its_shape(engine: Any) -> None:
+    """A default torch-func campaign's crash (seed 9): `>=` of two (0, 2, 2) arrays read back by
+    `tolist()` as `[]` of shape (0,), which `cond` could not broadcast; no verdict may fail."""
+    prog = adv.parse(r"\(a : Array [2] R) -> let e = replicate 0 (replicate 2 a) in cond (e >= e) e (e + e)")
+    for seed in range(3):
+        res = check(prog, np.array([1.0, 1.0]), engines=[engine], seed=seed)
+        assert all(v.status != "fail" for v in res.verdicts), [v.describe() for v in res.verdicts]
+
+
 # ---- nested programs: the closed forms of test_adapters_nested.py ---------------------------------------
 
 

@@ -40,7 +40,7 @@ import torch.autograd.forward_ad as fwAD
 from .common import LibraryOps
 from .specials import IMPORTS, TORCH, install_ops
 from .tensor import ForwardMode, TensorEngine
-from .torch_namespace import DTYPE, TorchNamespace, _index, _t
+from .torch_namespace import DTYPE, TorchNamespace, _index, _t, listed_bools
 
 
 def _grads(ys: list, xs: list, dys: list, create_graph: bool = False) -> list:
@@ -171,7 +171,7 @@ class TorchEngine(ForwardMode, TensorEngine):
         from .repro import TORCH_DRIVER, TORCH_FORWARD
         from .tensor import ravel_targets
 
-        helpers = "\n\n".join(inspect.getsource(fn) for fn in (_t, _index, ravel_targets))
+        helpers = "\n\n".join(inspect.getsource(fn) for fn in (_t, _index, listed_bools, ravel_targets))
         return {
             "lift": lambda t: f"torch.tensor({t}, dtype=torch.float64)",
             "lib": "torch",

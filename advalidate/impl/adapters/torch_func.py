@@ -27,7 +27,7 @@ import torch.func
 
 from .common import LibraryOps
 from .torch import TorchEngine, TorchOps
-from .torch_namespace import DTYPE, TorchNamespace, _t
+from .torch_namespace import DTYPE, TorchNamespace, _t, listed_bools
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
@@ -79,7 +79,7 @@ class TorchFuncNamespace(TorchNamespace):
     """The `torch` namespace, reading branch masks by `tolist()` (wrapped tensors have no storage)."""
 
     def asnumpy(self, x: Any) -> np.ndarray:
-        return np.array(x.tolist() if isinstance(x, torch.Tensor) else x, dtype=bool)
+        return listed_bools(x)
 
 
 class TorchFuncEngine(TorchEngine):

@@ -30,7 +30,7 @@ import torch
 from .lowering import Lowering, Table, check_table
 from .specials import TORCH as SPECIAL_ROWS
 from .tensor import ravel_targets
-from .torch_namespace import DTYPE, TorchNamespace, _index, _t
+from .torch_namespace import DTYPE, TorchNamespace, _index, _t, listed_bools
 
 
 class TorchLoweringNamespace(TorchNamespace):
@@ -297,7 +297,7 @@ class TorchFuncLoweringNamespace(TorchLoweringNamespace):
     have no storage); values of wrapped tensors are not concrete."""
 
     def asnumpy(self, x: Any) -> np.ndarray:
-        return np.array(x.tolist() if isinstance(x, torch.Tensor) else x, dtype=bool)
+        return listed_bools(x)
 
     def values(self, a: Any) -> np.ndarray | None:
         try:

@@ -20,6 +20,15 @@ def _t(x: Any) -> torch.Tensor:
     return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.array(x, dtype=np.float64))
 
 
+def listed_bools(x: Any) -> np.ndarray:
+    """A boolean mask read by `tolist()` (a torch.func-wrapped tensor has no storage to share), in
+    its own shape: an empty tensor lists as `[]`, whatever its shape (torch-func crashed on a
+    comparison of (0, 2, 2) arrays)."""
+    if not isinstance(x, torch.Tensor):
+        return np.array(x, dtype=bool)
+    return np.array(x.tolist(), dtype=bool).reshape(tuple(x.shape))
+
+
 def _index(idxs: tuple) -> tuple:
     # a copy: an index may be a read-only broadcast view, which torch warns about sharing
     return tuple(torch.as_tensor(np.array(i, dtype=np.int64)) if isinstance(i, np.ndarray) else int(i) for i in idxs)
