@@ -300,23 +300,16 @@ class _Vectoriser:
             raise NotVectorisable("a scatter combining with a function")
         ac, ai = self.expr(e.arr, batch, env)
         targets = [self.expr(t, batch, env) for t in scatter_targets(e)]
-        zc = None
+        zc: VCode = lambda f, v: None  # noqa: E731 - the zero of `elem`
         if e.zero is not None:
             zc, zi = self.expr(e.zero, batch, env)
             if zi != 0:
                 raise NotVectorisable("a scatter zero that depends on the build's index")
         ns, src, shape, elem, combine = self.ns, e.src, e.shape, e.elem, e.combine
         if ai == 0 and all(info == 0 for _, info in targets):
-            codes = [c for c, _ in targets]
-            m = len(codes)
-            zero = [zc] if zc is not None else []
-            return self._unbatched(
-                [ac, *codes, *zero],
-                lambda xs: ns.scatter(
-                    xs[0], xs[1 : 1 + m], src, shape, elem, combine, xs[1 + m] if zero else None, None
-                ),
-                batch,
-            ), 0
+            codes = [ac, zc, *(c for c, _ in targets)]
+            scatter = lambda xs: ns.scatter(xs[0], xs[2:], src, shape, elem, combine, xs[1], None)  # noqa: E731
+            return self._unbatched(codes, scatter, batch), 0
         d, bulk = len(batch), self.bulk
         a = self.lift(ac, ai, batch)
         codes = [self.lift(c, info, batch) for c, info in targets]
@@ -327,7 +320,7 @@ class _Vectoriser:
         def batched_scatter(f: list, v: list) -> Any:
             values = _materialise(bulk, a(f, v), batch, elem)
             js = [*grids, *[c(f, v) for c in codes]]  # broadcast to full_src by the scatter
-            return ns.scatter(values, js, full_src, batch + shape, elem, combine, zc and zc(f, v), None)
+            return ns.scatter(values, js, full_src, batch + shape, elem, combine, zc(f, v), None)
 
         return batched_scatter, d
 
