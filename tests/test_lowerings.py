@@ -309,6 +309,38 @@ def test_a_language_failure_of_a_call_alone_is_put_to_that_call() -> None:
     )
 
 
+def test_a_transformation_engine_puts_a_failure_to_its_librarys_call() -> None:
+    """torch-checkpoint has no lowering table (the transformation is what it tests), but computes
+    digamma by torch's default call: a 240 s campaign made six findings of torch's trigamma, one
+    per program shape the shrinker kept (`digamma (1.5 + tanh (x * x))`, `digamma (softplus x)`,
+    ...). Put to the call through the library's table, they are one."""
+    from advalidate.fuzz.worker import attributed_call
+
+    eng = _engine("torch-checkpoint")
+    assert eng.lowered(3) is None
+    prog = parse(r"\(x : R) -> digamma (1.5 + tanh (x * x))")
+    (v,) = check(prog, -1.8, engines=["torch-checkpoint"], oracles=["forward"], seed=17).verdicts
+    assert v.status == "fail", v.describe()
+    blame = attributed_call(prog, -1.8, eng, 17, "forward")
+    assert blame is not None and not blame["own"] and blame["call"] == "torch.special.digamma", blame
+
+
+def test_a_wrong_second_derivative_is_put_to_its_call() -> None:
+    """`grad lgamma` at 1.0 (the campaign's shrunk nested program): torch's second derivative of
+    lgamma is its imprecise trigamma; `lgamma` alone is right, its derivative alone is not, so the
+    failure is that call's (reports/findings/torch-trigamma-precision)."""
+    from advalidate.fuzz.worker import attributed_call
+
+    prog = parse(r"\(x : R) -> grad (\(y : R) -> lgamma y) x")
+    for name in ("torch", "torch-checkpoint"):
+        (v,) = check(prog, 1.0, engines=[name], oracles=["fd"], seed=17).verdicts
+        assert v.status == "fail", v.describe()
+        blame = attributed_call(prog, 1.0, _engine(name), 17, "fd")
+        assert blame is not None and blame["call"] == "torch.special.gammaln", blame
+        assert blame["verdict"]["detail"].startswith("the derivative of torch.special.gammaln alone at 1.0")
+    assert attributed_call(parse(r"\(x : R) -> lgamma x"), 1.0, _engine("torch"), 17, "fd") is None
+
+
 def test_an_infinite_gradient_at_a_tie_where_the_primal_has_finite_slopes_fails() -> None:
     """A campaign's incident (jax-ml/jax#40626 at a tie): every target clipped into one position,
     tied maxima; `.at[i].min(mode='clip')` of the negated values gives -inf there (and +inf - inf

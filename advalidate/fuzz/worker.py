@@ -376,6 +376,20 @@ def run_shrink(cfg: WorkerConfig, engines: dict[str, Any], task: dict[str, Any],
     return out
 
 
+def library_defaults(eng: Any, seed: int) -> Any:
+    """`eng` with every construct and special function computed by its table's first call (the
+    one its own run uses), whose plan records what a run met: from the engine's own table, else
+    from its library's (`library`: a transformation engine's calls are the library's defaults)."""
+    from ..oracles.consistency import DEFAULTS_ONLY
+
+    out = eng.lowered(seed, only=DEFAULTS_ONLY)
+    if out is None and getattr(eng, "library", ""):
+        from ..impl import engine
+
+        out = engine(eng.library).lowered(seed, only=DEFAULTS_ONLY)
+    return out
+
+
 def attributed_call(prog: Any, x: Any, eng: Any, seed: int, oracle: str) -> dict[str, Any] | None:
     """The library call a language-semantics failure of an adapter (by `oracle`) is a bug of, once
     shrunk, so the finding groups with that call's other findings (issue #22: one finding per
@@ -386,9 +400,13 @@ def attributed_call(prog: Any, x: Any, eng: Any, seed: int, oracle: str) -> dict
       library is wrong under its own semantics), `{"verdict": v, "own": True}`;
     - else `oracle`'s failure on a special function's default call alone (`\\x -> f x`, at the
       arguments the run met it with) when that fails the same way (the call disagrees with the
-      language by itself: torch's imprecise trigamma), `{"verdict": v, "call": name, "own": False}`;
+      language by itself: torch's imprecise trigamma), `{"verdict": v, "call": name, "own": False}`.
+      An engine that tests a transformation (`torch-checkpoint`, `jax-vmap`, ...) has no table of
+      its own, but computes the special functions by its library's default calls: the library's
+      table (`library_defaults`) says which it met and where, and the call alone is judged in
+      the engine itself (one finding of torch's trigamma per engine, not one per program shape);
     - else None."""
-    from ..oracles.consistency import DEFAULTS_ONLY, specials_alone
+    from ..oracles.consistency import alone_text, specials_alone
     from .findings import failure_class, library_call
 
     if getattr(eng, "lowered", None) is None:
@@ -397,15 +415,17 @@ def attributed_call(prog: Any, x: Any, eng: Any, seed: int, oracle: str) -> dict
         call = library_call(failure_class(v)) if v["status"] == "fail" else None
         if call is not None and " + " not in call:
             return {"verdict": v, "call": call, "own": True}
-    defaults = eng.lowered(seed, only=DEFAULTS_ONLY)
+    defaults = library_defaults(eng, seed)
+    if defaults is None:
+        return None
     try:
         defaults.vjp(prog, x)  # the plan records the calls used and the arguments met
     except Exception:  # noqa: BLE001 - the failure is not the calls' alone
         return None
-    for low, sctx in specials_alone(defaults.plan, seed):
+    for low, sctx in specials_alone(defaults.plan, seed, prog.uses_derivatives):
         for v in judge(sctx.prog, sctx.x, [eng], [oracle], seed):
             if v["oracle"] == oracle and v["status"] == "fail":
-                v = dict(v, detail=f"{low.name} alone at {sctx.x!r}: {v['detail']}")
+                v = dict(v, detail=f"{alone_text(low.name, sctx)}: {v['detail']}")
                 return {"verdict": v, "call": low.name, "own": False}
     return None
 

@@ -130,28 +130,45 @@ def suspects(plan: Any, kink: bool) -> list[Any]:
     return used[:LOCALISE]
 
 
-def specials_alone(plan: Any, seed: int) -> Any:
+def specials_alone(plan: Any, seed: int, nested: bool = False) -> Any:
     """Each special function's call a run used (`plan.used`), alone: `(row, context)` of the program
     `\\x -> f x` at each of a spread of the arguments the run met it with (`Plan.met_args`, at most
     MET_JUDGED), the direction a unit one (the check's scales with the input: a step of 0.07 at
-    -10000.4 would cross digamma's curvature near its poles and read as a kink)."""
-    from ..impl.adapters.lowering import spread
-
+    -10000.4 would cross digamma's curvature near its poles and read as a kink). With `nested` (the
+    run's program has derivative operators), a unary function's derivative alone too,
+    `\\x -> grad f x`: a wrong second derivative (torch's lgamma through its imprecise trigamma)
+    is its call's bug, whatever program it was met in."""
     for low in plan.used:
         name = low.construct.removeprefix("special:")
         if name == low.construct or name not in SPECIALS:
             continue
         arity = SPECIALS[name].arity
-        src = rf"\(x : R) -> {name} x" if arity == 1 else rf"\(p : (R, R)) -> {name} (fst p) (snd p)"
-        prog = parse(src)
-        for args in spread(plan.met_args.get(low.name, []), MET_JUDGED):
-            x = args[0] if arity == 1 else tuple(args)
-            try:
-                sctx = Context(prog, x, seed)
-            except (EvalError, ArithmeticError, ValueError):
-                continue
-            sctx.v = unflatten(x, [1.0] * len(args))
-            yield low, sctx
+        srcs = [rf"\(x : R) -> {name} x" if arity == 1 else rf"\(p : (R, R)) -> {name} (fst p) (snd p)"]
+        if nested and arity == 1:
+            srcs.append(rf"\(x : R) -> grad (\(y : R) -> {name} y) x")
+        for src in srcs:
+            yield from _alone_at(low, parse(src), plan, arity, seed)
+
+
+def alone_text(name: str, sctx: Context) -> str:
+    """How a verdict names the program `specials_alone` judged a call by: "f alone at x", or
+    "the derivative of f alone at x"."""
+    what = f"the derivative of {name}" if sctx.prog.uses_derivatives else name
+    return f"{what} alone at {sctx.x!r}"
+
+
+def _alone_at(low: Any, prog: Any, plan: Any, arity: int, seed: int) -> Any:
+    """`(low, context)` of `prog` (one special function alone) at a spread of the arguments met."""
+    from ..impl.adapters.lowering import spread
+
+    for args in spread(plan.met_args.get(low.name, []), MET_JUDGED):
+        x = args[0] if arity == 1 else tuple(args)
+        try:
+            sctx = Context(prog, x, seed)
+        except (EvalError, ArithmeticError, ValueError):
+            continue
+        sctx.v = unflatten(x, [1.0] * len(args))
+        yield low, sctx
 
 
 def judged_inputs(ctx: Context) -> list[tuple[str, Any]]:
@@ -214,11 +231,9 @@ class ConsistencyOracle(Oracle):
         """Which of the table's first calls a failing run used is at fault: a special function's call
         judged alone (`\\x -> f x` through that call) at the arguments the run met it with
         (`Plan.met_args`); None when none fails alone (the program's composition of them does)."""
-        for low, sctx in specials_alone(plan, ctx.seed):
+        for low, sctx in specials_alone(plan, ctx.seed, ctx.prog.uses_derivatives):
             eng = run.engine.lowered(ctx.seed, only=low.name)
-            verdict = self._judge_at(
-                sctx, run, eng, sctx.x, f"{low.construct.removeprefix('special:')} alone at {sctx.x!r}"
-            )
+            verdict = self._judge_at(sctx, run, eng, sctx.x, alone_text(low.construct.removeprefix("special:"), sctx))
             if verdict is not None and verdict.status == FAIL:
                 return low.name
         return None
