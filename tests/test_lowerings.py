@@ -580,6 +580,58 @@ def test_a_tie_of_special_min_max_inside_a_smooth_composition_is_judged_by_the_t
         assert v.status != "fail", (seed, v.detail)
 
 
+@pytest.mark.parametrize("engine", ["jax", "torch", "autograd"])
+def test_each_special_min_max_call_documents_the_tie_rule_it_has(engine: str) -> None:
+    """At a tie, a "hull" call splits the cotangent (1/2 each), a "piece" call gives it to one
+    argument (jnp.fmax / torch.fmax): the composition rules of `Plan.composed_ties` rest on it."""
+    eng = _engine(engine)
+    table = eng.lowering_table()
+    for name in ("max", "min"):
+        prog = parse(rf"\((x, y) : (R, R)) -> {name} x y")
+        for low in table[f"special:{name}"]:
+            _, back = eng.lowered(0, pin=low.name).vjp(prog, (1.5, 1.5))
+            g = list(back(1.0))
+            assert g in ([[0.5, 0.5]] if low.ties == "hull" else [[1.0, 0.0], [0.0, 1.0]]), (low.name, g)
+
+
+def test_tie_rules_that_compose_into_no_piece_are_not_judged_by_the_hull() -> None:
+    """`max x2 x1 / max x2 x1` is 1 everywhere, but drawn as torch.fmax over torch.maximum it has
+    gradient (0.5, -0.5)·dy at a tie, each call right by its documented rule (a 240 s torch-index
+    campaign reported it as torch.fmax's bug: a false alarm). Where the tie rules met compose into
+    no piece's gradient in general, a gradient outside the pieces is inconclusive, not a failure."""
+    from advalidate.oracles.consistency import ConsistencyOracle, judged_inputs
+    from advalidate.oracles.context import Context, EngineRun
+
+    prog = parse(r"\((x1, x2) : (R, R)) -> max x2 x1 / max x2 x1")
+    eng, seed = _engine("torch-index"), 1804274053301864887
+    ctx = Context(prog, (1.882, 1.993), seed)
+    lowered, run = eng.lowered(seed), EngineRun("torch-index", eng, "float")
+    (first, x0), (what, x) = judged_inputs(ctx)[:2]  # in order: each input after the first draws afresh
+    assert x == (1.0, 1.0)
+    ConsistencyOracle()._judge_at(ctx, run, lowered, x0, first)
+    v = ConsistencyOracle()._judge_at(ctx, run, lowered, x, what)
+    assert v is not None and v.status == "inconclusive", v and v.describe()
+    assert "different tie rules" in v.detail and "torch.fmax (piece)" in v.detail
+
+
+def test_which_tie_rules_compose() -> None:
+    from advalidate.impl.adapters.lowering import Lowering, Plan
+
+    def plan(*ties: tuple[str, str, int]) -> Plan:
+        p = Plan({}, 0)
+        for call, rule, k in ties:
+            p.counts = {"special:max": k}
+            p.note_tie(Lowering("special:max", call, "m", ties=rule))
+        return p
+
+    split = (("torch.maximum", "hull", 1), ("torch.maximum", "hull", 2), ("jax.lax.max", "hull", 3))
+    assert plan(*split).composed_ties() is None
+    assert plan(("torch.fmax", "piece", 1)).composed_ties() is None
+    assert plan(("torch.fmax", "piece", 1), ("torch.fmax", "piece", 1)).composed_ties() is None  # one site
+    assert "several calls" in plan(("torch.fmax", "piece", 1), ("torch.fmax", "piece", 2)).composed_ties()
+    assert "different tie rules" in plan(("torch.fmax", "piece", 1), ("torch.maximum", "hull", 2)).composed_ties()
+
+
 def test_the_arguments_a_call_is_judged_alone_at_include_the_far_ones() -> None:
     """Eight of the arguments met, spread over their sorted order: a call met at many points near
     -2.5 and at a few near -10000.4 is judged at both (its failure may live at either)."""

@@ -325,13 +325,17 @@ class ConsistencyOracle(Oracle):
                 return verdict
             # The point can be a piece of its own, which no gradient beside it shows: sign at 0 is
             # neither side's ±1; a derivative operator's value at the kink (abs' 0 = 0) is too.
+            # And tie rules compose into a piece's gradient only in the cases `composed_ties` allows.
+            own = "so its value there belongs to no piece beside it"
             if ctx.prog.uses_derivatives:
-                why = "the program differentiates at the kink, where a derivative's value is the call's own"
+                why = f"the program differentiates at the kink, where a derivative's value is the call's own, {own}"
+            elif plan.composed_ties() is not None:
+                why = f"{plan.composed_ties()}: each right by its rule, together they need not give a piece's gradient"
             elif self._one_sided(loss, l0, right, left, scale) is None:
-                why = "the library's primal jumps (or has an infinite slope) along v at the kink"
+                why = f"the library's primal jumps (or has an infinite slope) along v at the kink, {own}"
             else:
                 return verdict
-            return self.inconclusive(run, f"{why}, so its value there belongs to no piece beside it: {verdict.detail}")
+            return self.inconclusive(run, f"{why}: {verdict.detail}")
         tol = 1e-5 * max(scale, abs(fd1))
         checks = []
         if hasattr(eng, "jvp"):

@@ -152,6 +152,8 @@ class Plan:
     pin: str | None = None  # this lowering at every occurrence of its construct (where it applies)
     used: list[Lowering] = field(default_factory=list)
     ties: list[str] = field(default_factory=list)
+    #: where ties were met: (tie text, occurrence of its construct in the run)
+    tie_sites: set[tuple[str, int]] = field(default_factory=set)
     undefined: list[str] = field(default_factory=list)
     #: special functions met outside the language's domain (`hypot` at (0, 0)): derivative undefined
     outside: list[str] = field(default_factory=list)
@@ -206,6 +208,7 @@ class Plan:
         the calls of a failing input are those its failure is localised among and its tie rule
         comes from (a verdict's `calls` are those of the input it was decided at)."""
         self.ties, self.undefined, self.used, self.outside = [], [], [], []
+        self.tie_sites = set()
         self.met_args = {}
         self.epoch += 1
 
@@ -237,6 +240,21 @@ class Plan:
         text = f"{low.name} ({low.ties})"
         if text not in self.ties:
             self.ties.append(text)
+        self.tie_sites.add((text, self.counts.get(low.construct, 0)))
+
+    def composed_ties(self) -> str | None:
+        """Why the gradient at the ties met need not be one piece's (or in their hull) although each
+        call follows its documented rule, or None. A call giving a tie to one argument decides by
+        argument position, not by piece: `fmax(x, y) - fmax(y, x)` (0 everywhere) has gradient
+        (1, -1) at x = y, each call right by its rule; so does a splitting call composed with one
+        giving it to an argument (`fmax(y, x) / maximum(y, x)`: (0.5, -0.5)). Calls splitting
+        ties evenly compose into a point of the hull (the cotangents of every use of one tie are
+        split alike), so only those two cases are named."""
+        if len({text.rsplit("(", 1)[1] for text in self.ties}) > 1:
+            return f"ties met by calls of different tie rules ({', '.join(self.ties)})"
+        if sum(text.endswith("(piece)") for text, _ in self.tie_sites) > 1:
+            return "ties met at several calls giving a tie to one argument"
+        return None
 
     @property
     def tie_rule(self) -> str:

@@ -68,6 +68,11 @@ def _table(rows: dict[str, tuple[tuple, ...]]) -> Table:
 
 
 ONE = {"lead": (1,), "mode": "n=1"}
+#: jnp.fmax / torch.fmax give a tie's whole cotangent to one argument (JAX the second, PyTorch the
+#: first), where jnp.maximum / torch.maximum split it; autograd's fmax splits it too.
+PIECE = {"ties": "piece"}
+FMAX = "the larger, ignoring NaN; a tie's cotangent to one argument"
+FMIN = "the smaller, ignoring NaN; a tie's cotangent to one argument"
 JAX = _table({
     "expm1": (("jnp.expm1", ""), ("jax.lax.expm1", "the lax primitive")),
     "log1p": (("jnp.log1p", ""), ("jax.lax.log1p", "the lax primitive")),
@@ -83,8 +88,8 @@ JAX = _table({
     "pow": (("jnp.power", ""), ("jnp.float_power", "x^y in float64")),
     "atan2": (("jnp.arctan2", ""), ("jax.lax.atan2", "the lax primitive")),
     "hypot": (("jnp.hypot", ""),),
-    "min": (("jnp.minimum", ""), ("jax.lax.min", "the lax primitive"), ("jnp.fmin", "the smaller, ignoring NaN")),
-    "max": (("jnp.maximum", ""), ("jax.lax.max", "the lax primitive"), ("jnp.fmax", "the larger, ignoring NaN")),
+    "min": (("jnp.minimum", ""), ("jax.lax.min", "the lax primitive"), ("jnp.fmin", FMIN, PIECE)),
+    "max": (("jnp.maximum", ""), ("jax.lax.max", "the lax primitive"), ("jnp.fmax", FMAX, PIECE)),
 })  # fmt: skip
 TORCH = _table({
     "expm1": (("torch.special.expm1", ""), ("torch.expm1", "")),
@@ -112,8 +117,8 @@ TORCH = _table({
     "pow": (("torch.pow", ""), ("torch.float_power", "x^y in float64")),
     "atan2": (("torch.atan2", ""), ("torch.arctan2", "an alias of atan2")),
     "hypot": (("torch.hypot", ""),),
-    "min": (("torch.minimum", ""), ("torch.fmin", "the smaller, ignoring NaN; a tie's cotangent to one argument")),
-    "max": (("torch.maximum", ""), ("torch.fmax", "the larger, ignoring NaN; a tie's cotangent to one argument")),
+    "min": (("torch.minimum", ""), ("torch.fmin", FMIN, PIECE)),
+    "max": (("torch.maximum", ""), ("torch.fmax", FMAX, PIECE)),
 })  # fmt: skip
 AUTOGRAD = _table({
     "expm1": (("anp.expm1", ""),),
