@@ -341,6 +341,23 @@ def test_a_wrong_second_derivative_is_put_to_its_call() -> None:
     assert attributed_call(parse(r"\(x : R) -> lgamma x"), 1.0, _engine("torch"), 17, "fd") is None
 
 
+def test_a_crash_of_the_engines_own_run_is_put_to_a_call_that_crashes() -> None:
+    """A scatter maximum into a zero-size array crashes JAX's reverse mode (jax-ml/jax#13656):
+    every oracle fails the engine with "crash (TypeError)", keyed until now by the constructs of
+    the shrunk program. The consistency oracle's own runs go through the table and name the call
+    that crashes, so the finding is that call's, and its repro.py crashes in it."""
+    from advalidate.fuzz.findings import failure_class, library_call
+
+    prog = parse(r"\(a : Array [1, 1, 1] R) -> scatterMax [0] a (\[p, q] -> [0])")
+    x = np.ones((1, 1, 1))
+    verdicts = {v.oracle: v for v in check(prog, x, engines=["jax"], oracles=["fd", "consistency"], seed=5).verdicts}
+    assert failure_class(verdicts["fd"].to_dict()) == "crash (TypeError)", verdicts["fd"].describe()
+    v = verdicts["consistency"]
+    call = library_call(failure_class(v.to_dict()))
+    assert v.status == "fail" and "crashed: TypeError" in v.detail and call is not None, v.describe()
+    assert " + " not in call and ("max" in call or "segment" in call), call
+
+
 def test_an_infinite_gradient_at_a_tie_where_the_primal_has_finite_slopes_fails() -> None:
     """A campaign's incident (jax-ml/jax#40626 at a tie): every target clipped into one position,
     tied maxima; `.at[i].min(mode='clip')` of the negated values gives -inf there (and +inf - inf

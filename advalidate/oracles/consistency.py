@@ -26,7 +26,8 @@ call used there instead. On a failure the oracle localises it: when the run fail
 construct's first call too, it names the special function's first call that fails alone at the
 arguments the run met it with; else it judges again with each lowering the run used alone (the
 faithful one everywhere else) and names the first that fails by itself; the detail starts with
-`lowering ⟦call(mode)⟧`, which findings group by.
+`lowering ⟦call(mode)⟧`, which findings group by. A crash of the engine's own run is judged the
+same way: where the oracle's runs through the table crash too, the call that crashes is named.
 
 Inputs: the check's input, then the inputs users meet derived from it (`user_inputs`: every real
 rounded to an integer — exact ties, ±0.0 —; index data redrawn with repeated entries and entries out
@@ -199,6 +200,16 @@ class ConsistencyOracle(Oracle):
     """The library against itself under its own semantics (see the module docstring)."""
 
     name = "consistency"
+
+    def _verdict(self, ctx: Context, run: EngineRun) -> Verdict:
+        """A crash of the engine's own run is every oracle's failure, but not yet a call's: the
+        oracle's own runs go through the table, and where they crash too it localises the call
+        that crashes (JAX's `.at[i].max(mode='drop')` into a zero-size array), so the finding is
+        keyed by that call like any other of the library's. Where they do not, the crash stands."""
+        if run.status == "crash" and ctx.ref is not None:
+            v = self.judge(ctx, run)
+            return v if v.status == FAIL else self.fail(run, run.message)
+        return super()._verdict(ctx, run)
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:
         make = getattr(run.engine, "lowered", None)
