@@ -413,7 +413,7 @@ def test_at_a_jump_the_gradient_of_the_point_itself_is_no_false_alarm(engine: st
     for seed in range(4):
         v = ConsistencyOracle()._judge_at(ctx, EngineRun(engine, eng, "float"), eng.lowered(seed), x, "the jump")
         assert v is not None and v.status != "fail", v.describe()
-        assert v.status == "pass" or "jumps (or has an infinite slope) along v" in v.detail, v.detail
+        assert v.status == "pass" or "met at its jump" in v.detail, v.detail
 
 
 @pytest.mark.parametrize("engine", ["torch", "jax"])
@@ -629,6 +629,24 @@ def test_tie_rules_that_compose_into_no_piece_are_not_judged_by_the_hull() -> No
     v = ConsistencyOracle()._judge_at(ctx, run, lowered, x, what)
     assert v is not None and v.status == "inconclusive", v and v.describe()
     assert "different tie rules" in v.detail and "torch.fmax (piece)" in v.detail
+
+
+@pytest.mark.parametrize("engine", ["torch", "jax"])
+def test_a_function_at_its_jump_is_a_piece_of_its_own(engine: str) -> None:
+    """`x * cos (sign x)` is x·cos 1 on both sides of 0, but at 0 sign takes the value of neither side:
+    the library's gradient 1·dy is the derivative of x * cos 0 (the piece at the point), not wrong
+    (a 300 s torch campaign, seed 29, reported it as torch.sign's bug: a false alarm)."""
+    from advalidate.oracles.consistency import ConsistencyOracle, judged_inputs
+    from advalidate.oracles.context import Context, EngineRun
+
+    prog = parse(r"\(x : R) -> x * cos (sign x)")
+    eng, seed = _engine(engine), 1296263954747984759
+    ctx = Context(prog, 0.5, seed)
+    lowered, run = eng.lowered(seed), EngineRun(engine, eng, "float")
+    verdicts = [ConsistencyOracle()._judge_at(ctx, run, lowered, x, what) for what, x in judged_inputs(ctx)[:2]]
+    assert judged_inputs(ctx)[1][1] == 0.0
+    assert verdicts[1] is not None and verdicts[1].status == "inconclusive", verdicts[1] and verdicts[1].describe()
+    assert "its jump" in verdicts[1].detail
 
 
 def test_which_tie_rules_compose() -> None:

@@ -167,3 +167,26 @@ def test_operators_over_arrays_with_both_features() -> None:
                 assert res.ok, [(v.engine, v.oracle, v.detail) for v in res.verdicts if v.status == "fail"]
                 assert any(v.status == "pass" for v in res.verdicts), case.text
     assert both >= 8 and over >= 4, (both, over)
+
+
+def test_a_program_needing_a_derivative_the_language_lacks_is_drawn_again() -> None:
+    """A torch campaign's program (seed 29, program 1866) nested `digamma` two operators deep
+    through a let-bound function: eliminating it needs trigamma's derivative, which the language
+    lacks, and the generator failed with NotImplementedError (an incident). Elimination now
+    declines by name (`BeyondLanguage`: every engine declines the program) and the generator
+    draws the next sub-seed."""
+    from advalidate.generators.nested import beyond_language
+
+    prog = adv.parse(r"\(x : R) -> grad (\(y : R) -> grad (\(z : R) -> digamma z) y) x")
+    assert beyond_language(prog)
+    case = generate(2759045183483695389)
+    assert case.program.uses_derivatives and not beyond_language(case.program)
+    assert case.attempts > 1
+    assert not beyond_language(adv.parse(r"\(x : R) -> grad (\(y : R) -> digamma y) x"))
+    eng = adv.engine("tape")
+    try:
+        eng.vjp(prog, 2.5)
+    except NotImplementedError as exc:
+        assert "the derivative of trigamma" in str(exc) and "tape" in str(exc)
+    else:
+        raise AssertionError("tape differentiated a program needing trigamma's derivative")

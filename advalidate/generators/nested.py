@@ -102,6 +102,24 @@ def nest_cost(prog: Program, limit: int | None = None) -> int:
         return 0
 
 
+def beyond_language(prog: Program) -> bool:
+    """Whether eliminating the program's operators needs a derivative the language lacks (trigamma's):
+    a program no engine can differentiate, which the generator draws again. (The rules keep `lgamma`
+    one operator deep and `digamma` outside them, but not through a let-bound function that an
+    operator's function calls.) Elimination is cached per program (`nest_cost` made it)."""
+    if not prog.uses_derivatives:
+        return False
+    from ..impl.seed001 import BeyondLanguage, Declined, eliminated
+
+    try:
+        eliminated(prog)
+    except BeyondLanguage:
+        return True
+    except Declined:
+        return False
+    return False
+
+
 def has_real(t: Type) -> bool:
     if isinstance(t, Pair):
         return has_real(t.left) or has_real(t.right)

@@ -16,7 +16,7 @@ from ..lang.program import Program
 from .behaved import well_behaved
 from .build import Built, build, to_program
 from .choosers import RandomChooser
-from .nested import NEST_COST_MAX, nest_cost
+from .nested import NEST_COST_MAX, beyond_language, nest_cost
 
 MAX_ATTEMPTS = 16
 
@@ -83,6 +83,9 @@ def generate(
         if nest_cost(prog, NEST_COST_MAX) > NEST_COST_MAX and attempt + 1 < max_attempts:
             features = built.features  # too costly to differentiate (`nested.NEST_COST_MAX`): the
             continue  # next sub-seed, with the same features so the mix keeps its share of them
+        if beyond_language(prog) and attempt + 1 < max_attempts:
+            features = built.features
+            continue
         if not _has_required(prog, require) and attempt + 1 < max_attempts:
             continue  # an "arrays" program that uses no array after all, where every one must
         if not check:

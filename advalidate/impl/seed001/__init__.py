@@ -11,5 +11,6 @@ eliminated too.
 from __future__ import annotations
 
 from .eliminate import Declined, eliminate, eliminated, eliminated_size, specialise
+from .rewrite import BeyondLanguage
 
-__all__ = ["Declined", "eliminate", "eliminated", "eliminated_size", "specialise"]
+__all__ = ["BeyondLanguage", "Declined", "eliminate", "eliminated", "eliminated_size", "specialise"]

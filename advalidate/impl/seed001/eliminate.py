@@ -54,7 +54,7 @@ from ...lang.types import UNIT, Array, Arrow, List, Pair, Real, Sum, Type, Z, co
 from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
-from .rewrite import Declined, map_children, rename
+from .rewrite import BeyondLanguage, Declined, map_children, rename
 from .simplify import simplify
 from .specialise import WHAT, Specialiser
 
@@ -341,7 +341,12 @@ class Eliminator:
         rules = PlainForwardRules() if forward else PlainReverseRules(e.dom)
         t = _InnerTransformer(rules, self.fresh)
         fd, xv, tv, yv = (self.fresh(n) for n in ("fd", "x", "dx" if forward else "dy", "y"))
-        dual_fn = simplify(self.scoped(e.op, fn, t))  # before an outer operator transforms it again
+        try:
+            dual_fn = simplify(self.scoped(e.op, fn, t))  # before an outer operator transforms it again
+        except Declined:
+            raise
+        except NotImplementedError as exc:  # a derivative the language lacks (trigamma's: lang/specials.py)
+            raise BeyondLanguage(f"{self.who}: `{e.op}`: {exc}") from None
         arg = args[1] if len(args) > 1 else C.Const(1.0)  # grad f x = vjp f x 1.0
         if forward:
             xs = _structure(e.dom, lambda p, ty: self.pair_up(ty, at(C.Var(xv), p), at(C.Var(tv), p)), _unit)
@@ -541,5 +546,5 @@ def eliminated(prog: Program) -> C.CExpr:
             out = exc
         _CACHE[prog] = out
     if isinstance(out, Declined):
-        raise Declined(str(out))
+        raise type(out)(str(out))
     return out

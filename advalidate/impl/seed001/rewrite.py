@@ -13,6 +13,11 @@ class Declined(NotImplementedError):
     """A derivative operator this source transformation cannot eliminate (the reason says why)."""
 
 
+class BeyondLanguage(Declined):
+    """A derivative operator whose elimination needs a derivative the language does not have
+    (trigamma's, polygamma of order 2): no engine can differentiate the program."""
+
+
 def map_children(e: C.CExpr, fn: Callable[[C.CExpr], C.CExpr]) -> C.CExpr:
     """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing)."""
     cls = type(e)
