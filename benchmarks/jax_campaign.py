@@ -16,7 +16,14 @@ import time
 from collections import Counter
 
 from advalidate.fuzz.mix import campaign_mix
-from advalidate.fuzz.worker import SAMPLED_ORACLES, WorkerConfig, default_oracles, run_program, settle_after
+from advalidate.fuzz.worker import (
+    SAMPLED_ORACLES,
+    WorkerConfig,
+    default_oracles,
+    load_lazy_modules,
+    run_program,
+    settle_after,
+)
 from advalidate.impl import engine
 from advalidate.lang.deep import run_deep
 
@@ -31,6 +38,7 @@ def main() -> None:
     mix = campaign_mix(engines)
     cfg = WorkerConfig(campaign_seed=args.seed, engines=["jax"], sample=dict(SAMPLED_ORACLES), mix=mix)
     defaults = default_oracles()
+    load_lazy_modules(defaults)  # as a worker does
 
     def bench() -> None:
         run_program(cfg, engines, 10**6, defaults)  # warm up: imports, caches
