@@ -69,7 +69,7 @@ class Oracle:
 
     def value_failure(self, ctx: Context, run: EngineRun, tol_y: T.Tolerance) -> Verdict | None:
         """A fail verdict when the engine's value differs from the reference interpreter's."""
-        cmp = tol_y.compare(ctx.y_flat, run.y_flat())
+        cmp = ctx.shared(("value", tol_y, run.y_key()), lambda: tol_y.compare(ctx.y_flat, run.y_flat()))
         if cmp.ok:
             return None
         return self.fail(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -61,16 +61,36 @@ class EngineRun:
     def y_flat(self) -> list:
         return _flat_mp(self, "y")
 
+    def grad_key(self) -> tuple:
+        """The gradient exactly (`exact_key`), made once per result."""
+        return _memo(self, "grad", "_key_memo", lambda _v: exact_key(self.grad_flat()))
+
+    def y_key(self) -> tuple:
+        """The value exactly (`exact_key`), made once per result."""
+        return _memo(self, "y", "_key_memo", lambda _v: exact_key(self.y_flat()))
+
 
 def _flat_mp(obj: Any, attr: str) -> list:
     """`obj.attr`'s reals as mpmath numbers, converted once per value (the oracles compare the same
     results many times: the cross oracle pairs every engine with every other)."""
+    return _memo(obj, attr, "_flat_memo", lambda value: [T.to_mp(v) for v in flatten(value)])
+
+
+def _memo(obj: Any, attr: str, memo_name: str, make: Callable[[Any], Any]) -> Any:
+    """`make(obj.attr)`, made again only when `obj.attr` is another object."""
     value = getattr(obj, attr)
-    memo = obj.__dict__.setdefault("_flat_memo", {})
+    memo = obj.__dict__.setdefault(memo_name, {})
     hit = memo.get(attr)
     if hit is None or hit[0] is not value:
-        hit = memo[attr] = (value, [T.to_mp(v) for v in flatten(value)])
+        hit = memo[attr] = (value, make(value))
     return hit[1]
+
+
+def exact_key(reals: list) -> tuple:
+    """Real numbers as a hashable key equal only for the same numbers bit for bit (an mpf's
+    mantissa-exponent tuple): most engines of a check return exactly the same value and gradient,
+    and what an oracle derives from those numbers alone is then derived once (`Context.shared`)."""
+    return tuple(getattr(v, "_mpf_", v) for v in reals)
 
 
 def skeleton(v: Any) -> Any:
@@ -201,11 +221,24 @@ class Context:
 
     @property
     def v_flat(self) -> list:
-        return [T.to_mp(v) for v in flatten(self.v)]
+        return _flat_mp(self, "v")
 
     @property
     def x_flat(self) -> list:
-        return [T.to_mp(v) for v in flatten(self.x)]
+        return _flat_mp(self, "x")
+
+    def v_key(self) -> tuple:
+        """The direction v exactly (`exact_key`)."""
+        return _memo(self, "v", "_key_memo", lambda _v: exact_key(self.v_flat))
+
+    def shared(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """`make()`, made once per check for each `key`. Keyed by the numbers it is made from
+        (`exact_key`, `EngineRun.grad_key`), a tolerance or comparison is made once for all the
+        engines whose results are the same bit for bit, most of a check's engines."""
+        memo = self.__dict__.setdefault("_shared", {})
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
 
     def margin_reason(self, domain: str) -> str | None:
         """Why the input is too close to a branch threshold for gradients to be judged, or None."""
@@ -371,12 +404,15 @@ class Context:
     def tolerances(self, run: EngineRun, grad_scale: list) -> tuple[T.Tolerance, T.Tolerance] | str:
         """(gradient tolerance, value tolerance) for a run, or the reason it cannot be judged.
 
-        It depends only on the run's domain and the scale, so it is computed once per pair."""
+        It depends only on the run's domain and the scale's numbers, so it is computed once per
+        domain and numbers (`shared`), and looked up by the scale list's identity first."""
         memo = self.__dict__.setdefault("_tolerance_memo", {})
         key = (run.numeric, id(grad_scale))
         hit = memo.get(key)
         if hit is None or hit[0] is not grad_scale:
-            hit = memo[key] = (grad_scale, self._tolerances(run.numeric, grad_scale))
+            numeric = run.numeric
+            exact = ("tolerances", numeric, exact_key(grad_scale))
+            hit = memo[key] = (grad_scale, self.shared(exact, lambda: self._tolerances(numeric, grad_scale)))
         return hit[1]
 
     def _tolerances(self, numeric: str, grad_scale: list) -> tuple[T.Tolerance, T.Tolerance] | str:

@@ -142,14 +142,15 @@ class FiniteDifferenceOracle(Oracle):
         if isinstance(tol_g, Verdict):
             return tol_g
         v = ctx.v_flat
-        tol = T.projected(tol_g, v, actual_g)
+        # the same for every engine with this gradient (`Context.shared`)
+        tol, actual, cmp = ctx.shared(
+            ("fd", tol_g, run.grad_key(), ctx.v_key()), lambda: _dot_test(tol_g, v, actual_g, deriv)
+        )
         with mpmath.workdps(T.CHECK_DPS):
             if err > tol.atol / 100:
                 return self.inconclusive(
                     run, f"finite differences are not accurate enough here (error estimate {float(err):.2g})"
                 )
-            actual = mpmath.fsum(g * vi for g, vi in zip(actual_g, v, strict=True))
-        cmp = tol.compare([deriv], [actual])
         kw = cmp.fields(tol)
         if cmp.ok:
             return self.passed(run, "⟨gradient, v⟩ agrees with the finite-difference directional derivative", **kw)
@@ -166,3 +167,11 @@ class FiniteDifferenceOracle(Oracle):
                 positions = [f"dx[{i}]" for i in tol_g.compare(g, actual_g).positions]
                 expected, actual_out = unflatten(ctx.x, g), run.grad
         return self.fail(run, detail, expected=expected, actual=actual_out, positions=positions, **kw)
+
+
+def _dot_test(tol_g: T.Tolerance, v: list, actual_g: list, deriv: Any) -> tuple[T.Tolerance, Any, T.Comparison]:
+    """(tolerance of ⟨gradient, v⟩, ⟨gradient, v⟩ at CHECK_DPS, its comparison with `deriv`)."""
+    tol = T.projected(tol_g, v, actual_g)
+    with mpmath.workdps(T.CHECK_DPS):
+        actual = mpmath.fsum(g * vi for g, vi in zip(actual_g, v, strict=True))
+    return tol, actual, tol.compare([deriv], [actual])

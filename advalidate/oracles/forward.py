@@ -77,10 +77,15 @@ class ForwardOracle(Oracle):
         if isinstance(tol_g, Verdict):
             return tol_g
         v = ctx.v_flat
-        expected = _dot(ctx.dy_flat, jv)
-        actual = _dot(actual_g, v)
-        tol = T.projected(tol_g, v, actual_g)
-        cmp = tol.compare([expected], [actual])
+        expected = ctx.shared("forward ⟨dy, J v⟩", lambda: _dot(ctx.dy_flat, jv))
+
+        def dot_test() -> tuple[T.Tolerance, Any, T.Comparison]:
+            tol = T.projected(tol_g, v, actual_g)
+            actual = _dot(actual_g, v)
+            return tol, actual, tol.compare([expected], [actual])
+
+        # the same for every engine with this gradient (`Context.shared`)
+        tol, actual, cmp = ctx.shared(("forward", tol_g, run.grad_key(), ctx.v_key()), dot_test)
         kw = cmp.fields(tol)
         if cmp.ok:
             own = self.own_jvp(ctx, run, jv, tol_g)
