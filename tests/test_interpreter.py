@@ -340,6 +340,18 @@ def test_budget_counts_function_calls():
     assert adv.evaluate(prog, 10_000, budget=None) == 10_000
 
 
+def test_one_compiled_reference_serves_every_budget_and_precision():
+    # run_reference compiles a program once per domain: the budget and the digits are the run's
+    prog = adv.parse(r"\(x : R) -> letrec f (k : Z) : R = if k <= 0 then x / 3.0 else f (k - 1) in f 5")
+    for dps in (20, 80, 20):
+        with mpmath.workdps(dps):
+            third = mpmath.mpf(1) / 3  # correctly rounded at `dps` digits
+        assert run_reference(prog, 1.0, numeric="mp", dps=dps).value == third
+    with pytest.raises(BudgetError):
+        adv.evaluate(prog, 1.0, numeric="mp", budget=3)
+    assert adv.evaluate(prog, 1.0, numeric="mp", budget=7, dps=20) == third
+
+
 def test_thread_budget_allows_what_a_budget_allows_and_threads_share_it():
     # The parallel engine's budget on a free-threaded CPython hands each thread slices of the limit.
     # On one thread it allows exactly the calls a Budget allows; threads together stay within it.

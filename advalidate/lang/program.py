@@ -23,7 +23,7 @@ from .arrays import OpsArrays, VectorArrays
 from .compile import INT_PRIMS, Budget, Compiler, list_prims
 from .deep import run_deep
 from .nested import TaggedOps
-from .numeric import DEFAULT_DPS, ReferenceOps, reference_ops
+from .numeric import DEFAULT_DPS, MpOps, ReferenceOps, reference_ops
 from .parser import parse_module
 from .specials import SPECIALS
 from .typecheck import typecheck_program
@@ -156,12 +156,12 @@ def run_reference(
 ) -> RunResult:
     """Evaluate with the reference interpreter, recording op count, branch path and margin."""
     check_value(x, prog.input_type, "input")
-    ref = _compiled_reference(prog, numeric, budget, dps)
+    ref = _compiled_reference(prog, numeric)
     if not ref.lock.acquire(blocking=False):  # busy (another thread): a fresh one of its own
-        ref = _Reference(prog, numeric, budget, dps)
+        ref = _Reference(prog, numeric)
         ref.lock.acquire()
     try:
-        ref.start()
+        ref.start(budget, dps)
         ops = ref.ops
         real = _to_domain(numeric)
 
@@ -182,35 +182,40 @@ def run_reference(
 
 class _Reference:
     """A program compiled for the reference interpreter with one counting domain, reused run after
-    run (`start` clears the counts and the budget): the oracles evaluate the same program a dozen
-    times per check (finite differences at six points and two precisions), and compiling it each
-    time cost as much as running it."""
+    run (`start` clears the counts and sets the budget and digits): the oracles evaluate the same
+    program a dozen times per check (finite differences at several points and two precisions, the
+    generator's well-behaved test under a budget of its own), and compiling it each time cost as
+    much as running it. Nothing compiled depends on the budget or the digits: the closures read
+    the budget's allowance when they run, and every real is made by the domain's operations under
+    the caller's `mpmath.workdps`."""
 
-    def __init__(self, prog: Program, numeric: str, budget: int | None, dps: int) -> None:
-        self.ops: ReferenceOps = reference_ops(numeric, dps)
+    def __init__(self, prog: Program, numeric: str) -> None:
+        self.ops: ReferenceOps = reference_ops(numeric, DEFAULT_DPS)
         # Derivative operators run on tagged dual numbers over the same (counting) domain.
         self.arith = TaggedOps(self.ops) if prog.uses_derivatives else self.ops
-        self.budget = Budget(budget)
+        self.budget = Budget(None)
         # Compiling recurses as deep as the core program nests (a long list literal is a long let chain).
         self.fn = run_deep(lambda: Compiler(numeric_prims(self.arith), self.budget).compile_program(prog.core))
         self.lock = threading.Lock()
 
-    def start(self) -> None:
+    def start(self, budget: int | None, dps: int) -> None:
         self.ops.reset()
+        if isinstance(self.ops, MpOps):
+            self.ops.dps = dps
         if isinstance(self.arith, TaggedOps):
             self.arith.depth = 0
+        self.budget.limit = budget
         self.budget.reset()
 
 
-_REFERENCES: weakref.WeakKeyDictionary[Program, dict[tuple, _Reference]] = weakref.WeakKeyDictionary()
+_REFERENCES: weakref.WeakKeyDictionary[Program, dict[str, _Reference]] = weakref.WeakKeyDictionary()
 
 
-def _compiled_reference(prog: Program, numeric: str, budget: int | None, dps: int) -> _Reference:
+def _compiled_reference(prog: Program, numeric: str) -> _Reference:
     per_prog = _REFERENCES.setdefault(prog, {})
-    key = (numeric, budget, dps)
-    ref = per_prog.get(key)
+    ref = per_prog.get(numeric)
     if ref is None:
-        ref = per_prog[key] = _Reference(prog, numeric, budget, dps)
+        ref = per_prog[numeric] = _Reference(prog, numeric)
     return ref
 
 
