@@ -154,6 +154,24 @@ def test_show_prints_each_stage_with_its_primitives() -> None:
         assert marker in adv.show(prog, name)
 
 
+def test_parallel_shares_the_tape_translation_only_on_programs_without_par() -> None:
+    # ParallelTransformer differs from tape's plain one only at `par` (§12.3)
+    from mutants import rule_mutant
+
+    from advalidate.impl.seed000.parallel import ParallelStage
+
+    plain, with_par = adv.parse(FIG1), adv.parse(r"\(x : R) -> let p = par (x * x, sin x) in fst p * snd p")
+    tape, parallel = adv.engine("tape"), adv.engine("parallel")
+    assert parallel.target(plain) is tape.target(plain)
+    assert parallel.target(with_par) is not tape.target(with_par)
+    assert "fork" in adv.show(with_par, "parallel") and "fork" not in adv.show(with_par, "tape")
+    mutant = rule_mutant(ParallelStage, "mul-swapped")
+    assert mutant.target(plain) is not tape.target(plain)
+    for prog, x in ((plain, (12.0, 13.0)), (with_par, 0.7)):
+        assert parallel.vjp(prog, x)[1](1.0) == tape.vjp(prog, x)[1](1.0)
+    assert mutant.vjp(plain, (12.0, 13.0))[1](1.0) == (37.0, 25.0)
+
+
 def test_id_staged_stages_share_one_translation_but_a_mutant_translates_its_own() -> None:
     # §6–§9 differ only in the monoid (zero, plus) the runtime implements, so one target serves all
     # four; a stage with rules of its own must never be handed it.

@@ -82,7 +82,7 @@ from ...lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ...lang.program import DEFAULT_BUDGET, Program
 from ...lang.types import Type
 from ..engine import ARRAY_FEATURES, Back
-from .tape import TapeRuntime, TapeStage
+from .tape import TapeRules, TapeRuntime, TapeStage
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 
@@ -617,6 +617,18 @@ class ParallelStage(TapeStage):
     def transformer(self) -> Transformer:
         return ParallelTransformer(self.rules())
 
+    def target(self, prog: Program) -> C.CExpr:
+        """The tape stage's translation where the program has no `par` (`ParallelTransformer`
+        differs from the plain one only there, §12.3: the same target, made once for both stages);
+        its own elsewhere. A subclass with rules or a transformer of its own always makes its own."""
+        if "_tape_shared" not in self.__dict__:
+            own = type(self.transformer()) is not ParallelTransformer or type(self.rules()) is not TapeRules
+            self.__dict__["_tape_shared"] = None if own else TapeStage()
+        tape = self.__dict__["_tape_shared"]
+        if tape is None or _has_par(self.source(prog)):
+            return super().target(prog)
+        return tape.target(prog)
+
     def domain(self, numeric: str, dps: int) -> ReferenceOps:
         # The domain's own op count goes unused here (primal_ops are counted per job), but every
         # thread writes it.
@@ -643,3 +655,13 @@ class ParallelStage(TapeStage):
             return dx
 
         return y, Back(fn, stats, rt)
+
+
+def _has_par(core: C.CExpr) -> bool:
+    stack = [core]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, C.ParC):
+            return True
+        stack.extend(C.subexprs(e))
+    return False

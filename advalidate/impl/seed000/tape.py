@@ -28,6 +28,11 @@ from .wrapper import deinterleave, interleave
 
 
 class TapeRules:
+    def shared_key(self) -> str | None:
+        """The name of the tape translation (`Stage.translation_key`), which the parallel stage
+        makes too wherever a program has no `par`; None for a subclass's rules of their own."""
+        return "tape entries (seed 000 §10.3)" if type(self) is TapeRules else None
+
     def const(self, t: Transformer, value: C.CExpr) -> C.CExpr:
         return C.PairC(value, C.Op("tape", []))
 
