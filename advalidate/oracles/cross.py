@@ -49,22 +49,13 @@ class CrossOracle(Oracle):
         # the same numbers (nine pairs in ten): every difference is 0, within any tolerance
         if a.y_key() == b.y_key() and a.grad_key() == b.grad_key():
             return True, {"what": "gradient"}
-        tol_g, tol_y = ta[0].plus(tb[0]), ta[1].plus(tb[1])
-        cy = tol_y.compare(b.y_flat(), a.y_flat())
-        if not cy.ok:
-            return False, dict(
-                what="value",
-                expected=b.y,
-                actual=a.y,
-                **cy.fields(tol_y, "y"),
-            )
-        cg = tol_g.compare(gb, a.grad_flat())
-        return cg.ok, dict(
-            what="gradient",
-            expected=b.grad,
-            actual=a.grad,
-            **cg.fields(tol_g, "dx"),
-        )
+        # the same for every pair of engines with these numbers (`Context.shared`)
+        key = ("cross", ta, tb, a.y_key(), a.grad_key(), b.y_key(), b.grad_key())
+        what, ok, shared = ctx.shared(key, lambda: _compare(a, b, ta, tb))
+        fields = {**shared, "positions": list(shared["positions"])}  # each verdict its own list
+        if what == "value":
+            return ok, dict(what=what, expected=b.y, actual=a.y, **fields)
+        return ok, dict(what=what, expected=b.grad, actual=a.grad, **fields)
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:
         agree: list[str] = []
@@ -93,3 +84,14 @@ class CrossOracle(Oracle):
         names = ", ".join(d[0] for d in disagree)
         detail = f"{what} disagrees with {names}" + (f" (agrees with {', '.join(agree)})" if agree else "")
         return self.fail(run, detail + f"; expected = {label}'s {what}", **info)
+
+
+def _compare(a: EngineRun, b: EngineRun, ta: tuple, tb: tuple) -> tuple[str, bool, dict]:
+    """(what is compared last, whether a agrees with b, the comparison's verdict fields) under the
+    sum of their tolerances: the values, and the gradients when the values agree."""
+    tol_g, tol_y = ta[0].plus(tb[0]), ta[1].plus(tb[1])
+    cy = tol_y.compare(b.y_flat(), a.y_flat())
+    if not cy.ok:
+        return "value", False, cy.fields(tol_y, "y")
+    cg = tol_g.compare(b.grad_flat(), a.grad_flat())
+    return "gradient", cg.ok, cg.fields(tol_g, "dx")
