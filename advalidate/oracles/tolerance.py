@@ -13,10 +13,11 @@ them.
 
 mp (the engine ran in mpmath at `MP_DPS` = 50 digits)
     rtol = MP_RTOL = 1e-25, atol = MP_RTOL * size + MP_K * observed (MP_K = 1e4). The expected
-    numbers are good to about 40 digits (symbolic derivatives and finite differences with
-    Richardson extrapolation are computed at 60 and at `CHECK_DPS` = 80 digits, and the oracle says
-    "inconclusive" if the two differ by more than a hundredth of the tolerance; forward mode runs
-    at 50 digits) and rounding at 50 digits is ~1e-50 per operation, so float noise never reaches the tolerance,
+    numbers are good to about 40 digits (symbolic derivatives are computed at 60 and at
+    `CHECK_DPS` = 80 digits, finite differences with Richardson extrapolation at 80 digits and
+    their smallest step again at 60 (fd.py), and the oracle says "inconclusive" if the rounding
+    error this shows exceeds a hundredth of the tolerance; forward mode runs at 50 digits) and
+    rounding at 50 digits is ~1e-50 per operation, so float noise never reaches the tolerance,
     while a wrong derivative rule moves a result by O(1) relative to the terms it touches: a gross
     mismatch. The observed term only matters when the program cancels catastrophically (e.g.
     (x + 1e30) - 1e30 keeps 20 of 50 digits), where it keeps rounding from crying wolf.
