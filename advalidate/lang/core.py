@@ -345,6 +345,17 @@ def subexprs(e: CExpr) -> list[CExpr]:
     return [] if children is None else children(e)
 
 
+def contains(e: CExpr, kinds: type | tuple[type, ...]) -> bool:
+    """Whether a node of one of the classes `kinds` occurs in `e`."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, kinds):
+            return True
+        stack.extend(subexprs(x))
+    return False
+
+
 def array_subexprs(e: CExpr) -> list[CExpr]:
     """Direct sub-expressions of an array node, in evaluation order (fill / zero / functions first)."""
     pre = [x for x in (getattr(e, "fill", None), getattr(e, "zero", None)) if x is not None]

@@ -78,13 +78,7 @@ class Program:
     @functools.cached_property
     def array_code(self) -> bool:
         """Whether an array construct occurs in the program's code (not only in its type)."""
-        stack = [self.core]
-        while stack:
-            e = stack.pop()
-            if isinstance(e, C.ARRAY_NODES):
-                return True
-            stack.extend(C.subexprs(e))
-        return False
+        return C.contains(self.core, C.ARRAY_NODES)
 
 
 def _walk(e: A.Node) -> Any:

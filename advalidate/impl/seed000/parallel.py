@@ -625,7 +625,7 @@ class ParallelStage(TapeStage):
             own = type(self.transformer()) is not ParallelTransformer or type(self.rules()) is not TapeRules
             self.__dict__["_tape_shared"] = None if own else TapeStage()
         tape = self.__dict__["_tape_shared"]
-        if tape is None or _has_par(self.source(prog)):
+        if tape is None or C.contains(self.source(prog), C.ParC):
             return super().target(prog)
         return tape.target(prog)
 
@@ -655,13 +655,3 @@ class ParallelStage(TapeStage):
             return dx
 
         return y, Back(fn, stats, rt)
-
-
-def _has_par(core: C.CExpr) -> bool:
-    stack = [core]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, C.ParC):
-            return True
-        stack.extend(C.subexprs(e))
-    return False
