@@ -346,8 +346,8 @@ class ConsistencyOracle(Oracle):
                 why = f"the program differentiates at the kink, where a derivative's value is the call's own, {own}"
             elif plan.tied & set(OWN_VALUE_AT_KINK):
                 why = f"a function met at its jump takes a value there that neither side has, {own}"
-            elif plan.composed_ties() is not None:
-                why = f"{plan.composed_ties()}: each right by its rule, together they need not give a piece's gradient"
+            elif composed := plan.composed_ties():
+                why = f"{composed}: each right by its rule, together they need not give a piece's gradient"
             elif self._one_sided(loss, l0, right, left, scale) is None:
                 why = f"the library's primal jumps (or has an infinite slope) along v at the kink, {own}"
             else:

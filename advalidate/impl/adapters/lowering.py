@@ -152,8 +152,8 @@ class Plan:
     pin: str | None = None  # this lowering at every occurrence of its construct (where it applies)
     used: list[Lowering] = field(default_factory=list)
     ties: list[str] = field(default_factory=list)
-    #: where ties were met: (tie text, construct, occurrence of the construct in the run)
-    tie_sites: set[tuple[str, str, int]] = field(default_factory=set)
+    #: where ties were met: (the call, the occurrence of its construct in the run)
+    tie_sites: set[tuple[Lowering, int]] = field(default_factory=set)
     undefined: list[str] = field(default_factory=list)
     #: special functions met outside the language's domain (`hypot` at (0, 0)): derivative undefined
     outside: list[str] = field(default_factory=list)
@@ -240,7 +240,7 @@ class Plan:
         text = f"{low.name} ({low.ties})"
         if text not in self.ties:
             self.ties.append(text)
-        self.tie_sites.add((text, low.construct, self.counts.get(low.construct, 0)))
+        self.tie_sites.add((low, self.counts.get(low.construct, 0)))
 
     def composed_ties(self) -> str | None:
         """Why the gradient at the ties met need not be one piece's (or in their hull) although each
@@ -250,16 +250,16 @@ class Plan:
         giving it to an argument (`fmax(y, x) / maximum(y, x)`: (0.5, -0.5)). Calls splitting
         ties evenly compose into a point of the hull (the cotangents of every use of one tie are
         split alike), so only those two cases are named."""
-        if len({text.rsplit("(", 1)[1] for text in self.ties}) > 1:
+        if len({low.ties for low, _ in self.tie_sites}) > 1:
             return f"ties met by calls of different tie rules ({', '.join(self.ties)})"
-        if sum(text.endswith("(piece)") for text, _, _ in self.tie_sites) > 1:
+        if sum(low.ties == "piece" for low, _ in self.tie_sites) > 1:
             return "ties met at several calls giving a tie to one argument"
         return None
 
     @property
     def tied(self) -> set[str]:
         """The constructs met at a tie or kink."""
-        return {construct for _, construct, _ in self.tie_sites}
+        return {low.construct for low, _ in self.tie_sites}
 
     @property
     def tie_rule(self) -> str:
