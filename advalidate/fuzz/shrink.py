@@ -39,13 +39,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..lang import ast as A
+from ..lang.ast import clone
 from ..lang.errors import AdvError
 from ..lang.pretty import pretty_module
 from ..lang.program import Program, program_of_module
 from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Unit, is_bool, is_first_order, prune
 from ..lang.values import Inl, Inr, check_value, nodes, replace_part, show_value
 from . import shrink_arrays as _arrays
-from .syntax import clone, main_binder
+from .syntax import main_binder
 
 Path = tuple[tuple[str, int | None], ...]
 FailsFn = Callable[[Program, Any], bool]

@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 
 from ..lang import ast as A
+from ..lang.ast import clone
 from ..lang.types import Array as ArrayT
 from ..lang.types import Arrow, Int, List, Pair, Real, Sum, Type, Z, array_type, prefix_form, prune
 from ..lang.values import Inl, Inr, replace_part
-from .syntax import clone, main_binder
+from .syntax import main_binder
 
 #: Array forms (nodes with array-specific children); BINDERS also bind index parameters.
 ARRAY_NODES = (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)

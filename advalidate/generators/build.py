@@ -17,6 +17,7 @@ when the rules happened to make none).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -196,9 +197,8 @@ def build(
 
 
 def to_program(built: Built, filename: str = "<generated>") -> Program:
-    """Type-check the generated tree (its source text is the pretty-printed program)."""
-    text = pretty_module(built.module)
-    return program_of_module(built.module, text, filename)
+    """Type-check the generated tree (its source text is the pretty-printed program, printed when read)."""
+    return program_of_module(built.module, functools.partial(pretty_module, built.module), filename)
 
 
 def _prefix(t: Type) -> str:

@@ -255,8 +255,16 @@ class Compiler:
 
     # ---- arrays (seed 004 §3): the work is the `arrays` runtime's (see `arrays`) ----------------
 
+    #: Whether an enclosing build, gather or scatter was found within the memory budget: its bound
+    #: (`limits.held_at_once`) counts every node inside it at least once per evaluation that runs,
+    #: so the nodes inside need no walk of their own (a walk per nesting level would cost as much
+    #: as compiling them again and again).
+    _bounded = False
+
     def array(self, e: C.CExpr, s: _Scope) -> Code:
         """An array node, or, past the memory budget (`limits`), code that refuses to run it."""
+        if self._bounded:
+            return self.array_node(e, s)
         err = over_budget(e)
         if err is not None:
 
@@ -264,7 +272,13 @@ class Compiler:
                 raise err
 
             return refuse
-        return self.array_node(e, s)
+        if not isinstance(e, (C.Build1, C.Gather, C.Scatter)):
+            return self.array_node(e, s)
+        self._bounded = True
+        try:
+            return self.array_node(e, s)
+        finally:
+            self._bounded = False
 
     def array_node(self, e: C.CExpr, s: _Scope) -> Code:  # noqa: C901 - one case per node
         ns = self.prims["arrays"]

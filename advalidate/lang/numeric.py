@@ -24,6 +24,7 @@ data race without the GIL, and on a free-threaded CPython its cache line alone s
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from typing import Any
@@ -221,6 +222,15 @@ _MP_EXP_MAX = mpmath.mpf(690)
 _MP_HUGE_TOP = _MP_HUGE._mpf_[2] + _MP_HUGE._mpf_[3]
 
 
+@functools.lru_cache(maxsize=4096)
+def _exact_mpf(r: float) -> mpmath.mpf:
+    """The float `r` as an mp number, exactly (every float is a dyadic rational of 53 bits, so
+    `mpmath.mpf(r)` is this number at every precision the reference runs in, `DEFAULT_DPS` and
+    above): made once per literal, not at every evaluation of it (mp runs evaluate each literal
+    many times: the finite differences run a program eight times)."""
+    return mpmath.mp.make_mpf(mpmath.libmp.from_float(r))
+
+
 class MpOps(ReferenceOps):
     """mpmath at `dps` decimal digits; callers run under `mpmath.workdps(ops.dps)`.
 
@@ -235,6 +245,8 @@ class MpOps(ReferenceOps):
         self.dps = dps
 
     def number(self, r: Any) -> mpmath.mpf:
+        if type(r) is float:
+            return _exact_mpf(r)
         return mpmath.mpf(r)
 
     def _ok(self, v: Any, what: str) -> Any:

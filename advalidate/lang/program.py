@@ -46,9 +46,19 @@ class Program:
     expr: A.Expr  # the module as one typed expression (definitions become `letrec`s)
     input_type: Type
     output_type: Type
-    source: str | None = None
+    #: The program's text, or how to print it (`program_of_module`): a generated program is printed
+    #: only when its text is read (a finding, `advalidate gen`), not for each of a campaign's
+    #: programs.
+    _source: str | Callable[[], str] | None = field(default=None, repr=False)
     filename: str = "<input>"
     _core: C.CExpr | None = field(default=None, repr=False)
+
+    @property
+    def source(self) -> str | None:
+        """The program's text (None for a program built without one)."""
+        if callable(self._source):
+            self._source = self._source()
+        return self._source
 
     @property
     def core(self) -> C.CExpr:
@@ -99,11 +109,15 @@ def parse(text: str, filename: str = "<input>") -> Program:
     return program_of_module(module, text, filename)
 
 
-def program_of_module(module: A.Module, source: str | None = None, filename: str = "<input>") -> Program:
-    """Type-check a syntax tree (e.g. one built by the generator)."""
+def program_of_module(
+    module: A.Module, source: str | Callable[[], str] | None = None, filename: str = "<input>"
+) -> Program:
+    """Type-check a syntax tree (e.g. one built by the generator); `source` is its text, or a
+    function printing it when first read."""
     expr = A.module_as_expr(module)
-    # Inference recurses as deep as the tree (up to the parser's nesting limit), whatever the caller's depth.
-    dom, cod = run_deep(typecheck_program, expr, source)
+    # Inference recurses as deep as the tree (up to the parser's nesting limit), whatever the caller's
+    # depth. (A tree not parsed from a text has no positions in its printed text to show.)
+    dom, cod = run_deep(typecheck_program, expr, None if callable(source) else source)
     return Program(module, expr, dom, cod, source, filename)
 
 

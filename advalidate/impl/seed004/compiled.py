@@ -11,7 +11,7 @@ wrapper makes the program
 
     \\(p : (σ, τ)) -> let x = fst p in let dy = snd p in <primal lets> in <gradient lets> in (y, dx)
 
-It is printed by `advalidate show --engine compiled`, parsed and type-checked like any program.
+It is type-checked like any program and printed by `advalidate show --engine compiled`.
 The stage runs it in two parts, both programs of the language made from the same lets
 (`Gradient`): `vjp` runs the primal lets (`x -> (y, saved)`), `back` the partial derivatives and
 the reverse pass on the primal lets they read (`(saved, dy) -> dx`), so the primal runs once. Both
@@ -37,6 +37,7 @@ values known only at run time (`if` on a comparison of reals, recursion), lists 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import weakref
@@ -52,7 +53,7 @@ from ...lang.compile import Budget
 from ...lang.deep import run_deep
 from ...lang.numeric import DEFAULT_DPS, reference_ops
 from ...lang.pretty import pretty_module
-from ...lang.program import DEFAULT_BUDGET, Program, numeric_prims, parse
+from ...lang.program import DEFAULT_BUDGET, Program, numeric_prims, program_of_module
 from ...lang.types import BOOL, UNIT, Array, Int, Pair, R, Real, Type, Unit, Z, array_type, is_bool, prune, shape_of
 from ...lang.values import check_value, convert
 from ..engine import Back, CompiledOnce, _in_domain, external_real, value_size
@@ -650,8 +651,9 @@ def gradient_program(prog: Program) -> Gradient:
 
 
 def _program(lam: A.Lam, filename: str) -> Program:
-    """A term of the language as a program: printed and parsed back, so it is type-checked too."""
-    return parse(pretty_module(A.Module(lam, [])), filename=filename)
+    """A term of the language as a program, type-checked (its text printed when first read)."""
+    module = run_deep(A.clone, A.Module(lam, []))  # the stager shares nodes between its lets
+    return program_of_module(module, functools.partial(pretty_module, module), filename)
 
 
 def _lets(binds: list[tuple[str, A.Expr]], body: A.Expr) -> A.Expr:
