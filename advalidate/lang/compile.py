@@ -2,8 +2,8 @@
 
 No Python source is generated and nothing of a program text is ever executed as Python: a
 program is only data steering these closures. Variables are resolved at compile time to
-(depth, slot) addresses in linked frames (`frame[0]` is the enclosing frame, `frame[1]` the
-parameter), so access costs a list index. Scalar primitives and list built-ins are looked up in a
+addresses in frames (`frame[1]` is the parameter, `frame[0]` the values a function's closure
+captured, `_Scope`), so access costs a list index or two. Scalar primitives and list built-ins are looked up in a
 `prims` table, which is how the same compiler runs the reference interpreter (float or mpmath
 numbers), `to_python` (any numeric namespace) and the AD stages' target programs (whose runtimes
 add primitives of their own). `Compiler` subclasses may add node kinds (`compile_extra`).
@@ -100,12 +100,26 @@ class ThreadBudget(threading.local):
 
 
 class _Scope:
-    __slots__ = ("parent", "slots", "size")
+    """The variables of one frame: their slots, and how the frame reaches the variables of the
+    frames around it.
 
-    def __init__(self, parent: _Scope | None, param: str | None) -> None:
+    A frame is a list `[link, parameter, locals...]`. A function's closure keeps only what its body
+    reads from outside (closure conversion: `link` is the tuple of those values, taken when the
+    closure is made, `captures` their order), not the frame it was made in: a function bound by
+    `let` in a frame is then no reference cycle (frame → closure → frame), so it is freed by
+    reference counting as soon as it is unused, not by the cyclic collector (which took about a
+    tenth of a campaign's time before). A recursive function (`letrec`, `linked`) reads its own
+    name from the frame it is bound in, which is set only after the closure is made, so its
+    `link` is that frame itself, as every frame's was before."""
+
+    __slots__ = ("parent", "slots", "size", "captures", "linked")
+
+    def __init__(self, parent: _Scope | None, param: str | None, linked: bool = False) -> None:
         self.parent = parent
         self.slots: dict[str, int] = {}
         self.size = 2
+        self.captures: dict[str, int] = {}  # name -> position in the link tuple (not `linked`)
+        self.linked = linked
         if param is not None:
             self.slots[param] = 1
 
@@ -115,38 +129,64 @@ class _Scope:
         self.size += 1
         return i
 
-    def lookup(self, name: str) -> tuple[int, int]:
-        depth, s = 0, self
-        while s is not None:
-            if name in s.slots:
-                return depth, s.slots[name]
-            depth, s = depth + 1, s.parent
-        raise KeyError(f"unbound variable {name} in core program")
+    def lookup(self, name: str) -> tuple[int, ...]:
+        """The indices leading from this frame to the variable's value (`(slot,)` for a local)."""
+        slot = self.slots.get(name)
+        if slot is not None:
+            return (slot,)
+        if self.parent is None:
+            raise KeyError(f"unbound variable {name} in core program")
+        if self.linked:
+            return (0, *self.parent.lookup(name))
+        k = self.captures.get(name)
+        if k is None:
+            self.parent.lookup(name)  # bound somewhere around (else KeyError now, at compile time)
+            k = self.captures[name] = len(self.captures)
+        return (0, k)
 
 
 def _local_slot(e: C.CExpr, s: _Scope) -> int | None:
     """The slot of `e` in the current frame when `e` is a variable bound there, else None."""
     if isinstance(e, C.Var):
-        depth, slot = s.lookup(e.name)
-        if depth == 0:
-            return slot
+        path = s.lookup(e.name)
+        if len(path) == 1:
+            return path[0]
     return None
 
 
-def _access(depth: int, slot: int) -> Code:
-    if depth == 0:
-        return lambda f: f[slot]
-    if depth == 1:
-        return lambda f: f[0][slot]
-    if depth == 2:
-        return lambda f: f[0][0][slot]
+def _access(path: tuple[int, ...]) -> Code:
+    if len(path) == 1:
+        (i,) = path
+        return lambda f: f[i]
+    if len(path) == 2:
+        i, j = path
+        return lambda f: f[i][j]
+    if len(path) == 3:
+        i, j, k = path
+        return lambda f: f[i][j][k]
 
     def deep(f: list) -> Any:
-        for _ in range(depth):
-            f = f[0]
-        return f[slot]
+        for i in path:
+            f = f[i]
+        return f
 
     return deep
+
+
+def _capture(getters: list[Code]) -> Callable[[list], tuple]:
+    """The link tuple of a closure made in frame f: the values its body reads from outside."""
+    if not getters:
+        return lambda f: ()
+    if len(getters) == 1:
+        (a,) = getters
+        return lambda f: (a(f),)
+    if len(getters) == 2:
+        a, b = getters
+        return lambda f: (a(f), b(f))
+    if len(getters) == 3:
+        a, b, c = getters
+        return lambda f: (a(f), b(f), c(f))
+    return lambda f: tuple([g(f) for g in getters])
 
 
 class Compiler:
@@ -178,7 +218,7 @@ class Compiler:
         return case(self, e, s)
 
     def var(self, e: C.Var, s: _Scope) -> Code:
-        return _access(*s.lookup(e.name))
+        return _access(s.lookup(e.name))
 
     def const_node(self, e: C.Const, s: _Scope) -> Code:
         return self.constant(e)
@@ -195,7 +235,7 @@ class Compiler:
 
     def letrec(self, e: C.LetRec, s: _Scope) -> Code:
         i = s.new_slot(e.name)
-        mk = self.lam(e.param, e.fbody, s)
+        mk = self.lam(e.param, e.fbody, s, linked=True)
         body = self.expr(e.body, s)
 
         def letrec(f: list) -> Any:
@@ -386,18 +426,24 @@ class Compiler:
         a, b = self.expr(e.left, s), self.expr(e.right, s)
         return lambda f: (a(f), b(f))
 
-    def lam(self, param: str, body_e: C.CExpr, s: _Scope, steps: int = 1) -> Code:
-        inner = _Scope(s, param)
+    def lam(self, param: str, body_e: C.CExpr, s: _Scope, steps: int = 1, linked: bool = False) -> Code:
+        """The code making a closure in frame f: one that keeps the values its body reads from
+        outside (`_Scope`), or, `linked` (a `letrec`'s function, which reads its own name from f
+        once f holds it), f itself."""
+        inner = _Scope(s, param, linked)
         body = self.expr(body_e, inner)
         pad = [None] * (inner.size - 2)
         budget = self.budget
+        link = (lambda f: f) if linked else _capture([_access(s.lookup(name)) for name in inner.captures])
 
         def make(f: list) -> Callable[[Any], Any]:
+            env = link(f)
+
             def closure(x: Any) -> Any:
                 budget.left -= steps
                 if budget.left < 0:
                     budget.overdrawn()
-                return body([f, x, *pad])
+                return body([env, x, *pad])
 
             return closure
 

@@ -164,7 +164,7 @@ class ControlCompiler(Compiler):
         if rec is None or not all(crosses(t) for t in (rec.result, *rec.extra, *([rec.elem] if rec.elem else []))):
             return super().letrec(e, s)
         i = s.new_slot(e.name)
-        mk = self.lam(e.param, e.fbody, s)
+        mk = self.lam(e.param, e.fbody, s, linked=True)
         base = self.expr(rec.base, s)
         steps = [self.expr(x, s) for x in rec.steps]
         comb = None if rec.comb is None else self.expr(rec.comb, s)
