@@ -19,7 +19,8 @@ Semantics at the edges (docs/language.md):
 - `lgamma x` is log|Γ(x)| (the libraries' `lgamma`/`gammaln`), defined off the poles 0, -1, -2, ...;
   `digamma` and `trigamma` have the same poles. A point within `POLE_MARGIN` of a pole is outside.
 - `abs`, `sign`, `floor`, `min`, `max` are piecewise smooth. `abs` has a kink at 0 (its derivative
-  there is sign 0 = 0), `sign` jumps at 0 and `floor` at each integer (derivative 0 everywhere),
+  there is sign 0 = 0), `sign` jumps at 0 (where its value 0 is neither side's:
+  `own_value_at_kink`) and `floor` at each integer (derivative 0 everywhere),
   `min`/`max` have a kink where the arguments tie, where the gradient is split equally between them
   (½, ½: the midpoint of the two pieces' gradients, as JAX and PyTorch do).
 - `pow x y` is defined for x > 0, for x < 0 when y is an integer, and for x = 0 when y is an
@@ -170,6 +171,10 @@ class Special:
     outside: Callable[..., Any]  # mask of float64 arguments outside the domain
     why: str  # the domain error's message
     kink: Callable[..., tuple[Any, Any, Any]] | None = None
+    #: Whether the value at the kink is neither side's (sign 0 = 0 between -1 and 1): the point is
+    #: then a piece of its own, whose gradient no point beside it shows (`x * cos (sign x)` at 0 has
+    #: the derivative of x * cos 0 there, every point beside it cos 1 or cos -1).
+    own_value_at_kink: bool = False
 
 
 _TABLE = (
@@ -190,7 +195,7 @@ _TABLE = (
         "softplus", 1, lambda x: mpmath.log1p(mpmath.exp(x)), _softplus_f, lambda x: np.logaddexp(0.0, x), _none, ""
     ),
     Special("abs", 1, abs, abs, np.abs, _none, "", _at_zero),
-    Special("sign", 1, mpmath.sign, _sign_f, np.sign, _none, "", _at_zero),
+    Special("sign", 1, mpmath.sign, _sign_f, np.sign, _none, "", _at_zero, own_value_at_kink=True),
     Special("floor", 1, mpmath.floor, lambda x: float(math.floor(x)), np.floor, _none, "", _at_integer),
     Special("pow", 2, _pow_mp, _pow_f, np.power, _pow_outside, "off its domain (x < 0: y an integer; x = 0: y >= 1)"),
     Special("atan2", 2, mpmath.atan2, math.atan2, np.arctan2, _origin, "at (0, 0)", _cut),

@@ -82,10 +82,8 @@ def tagged_call(text: str) -> str | None:
 #: functions with kinks or jumps (`abs` at 0, `min` / `max` at a tie take the hull's midpoint; `sign`
 #: and `floor` have derivative 0 at their jumps, so `sign x * x` has gradient 0 at its kink: hull).
 KINKED = ("max", "min", "scatter-max") + tuple(f"special:{n}" for n, sp in SPECIALS.items() if sp.kink is not None)
-#: The kinked functions whose value at the kink is neither side's (sign 0 = 0): there the function is
-#: a piece of its own, whose gradient no point beside it shows (`x * cos (sign x)` at 0: the
-#: library's 1·dy is the derivative of x * cos 0, differences show cos 1·dy).
-OWN_VALUE_AT_KINK = ("special:sign",)
+#: The kinked functions whose value at the kink is neither side's (`Special.own_value_at_kink`).
+OWN_VALUE_AT_KINK = frozenset(f"special:{n}" for n, sp in SPECIALS.items() if sp.own_value_at_kink)
 
 
 def tie_rule(plan: Any) -> str:
@@ -344,7 +342,7 @@ class ConsistencyOracle(Oracle):
             own = "so its value there belongs to no piece beside it"
             if ctx.prog.uses_derivatives:
                 why = f"the program differentiates at the kink, where a derivative's value is the call's own, {own}"
-            elif plan.tied & set(OWN_VALUE_AT_KINK):
+            elif plan.tied & OWN_VALUE_AT_KINK:
                 why = f"a function met at its jump takes a value there that neither side has, {own}"
             elif composed := plan.composed_ties():
                 why = f"{composed}: each right by its rule, together they need not give a piece's gradient"
