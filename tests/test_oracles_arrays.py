@@ -421,6 +421,8 @@ LARGER = [
     r"\(a : Array [300] R) -> scatter [2] a (\[i] -> [i + 7])",  # drops everything
     r"\(a : Array [20, 15] R) -> reshape [300] (tr [1, 0] a)",
     r"\(a : Array [5] R) -> build1 300 (\i -> a ! [i])",  # index out of range 295 times
+    # ... and read for nothing: no arithmetic, a small output (a one-hour campaign's false alarm)
+    r"\(a : Array [3] R) -> let v = build1 300 (\i -> a ! [i]) in a ! [0]",
     r"\(a : Array [100] R) -> (a > replicate 100 0.0, sumOuter (build1 100 (\i -> a ! [99 - i] * a ! [i])))",
 ]
 

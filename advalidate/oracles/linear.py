@@ -9,7 +9,9 @@ the counters.
 
 On array programs (seed 004 §3) every term counts elements: `primal_ops` counts one operation per
 element (an element-wise `*` on a 3×4 array is 12), and `input_size` / `output_size`
-(`impl.engine.value_size`, over `lang.values.nodes`) count every element of an array. The constant
+(`impl.engine.value_size`, over `lang.values.nodes`) count every element of an array; a read
+outside an array makes the dual number of its zero, a literal of the translated program counted
+in `primal_ops` (its identifier costs the reverse pass a step, read or not). The constant
 holds for the element-at-a-time stages on array programs as it does on scalars
 (tests/test_oracles_arrays.py: up to an 8×8 matmul and 300-element gathers, scatters with repeated
 and out-of-range targets, replicates, reshapes and index loops, all within half of C).

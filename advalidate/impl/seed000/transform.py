@@ -76,15 +76,20 @@ class Transformer:
         x = self.expr
         real = e.elem == "R"
         zero = self.rules.const(self, C.Const(0.0, deriv=True)) if real else None
+        # A read outside the array makes the dual number of its zero at each such read: a literal of
+        # D[t], counted in `primal_ops` like any (its identifier or tape entry costs the reverse pass
+        # a step, so a program of many dead out-of-range reads and no arithmetic stays within the
+        # linear bound: issue #23, a one-hour campaign's two false alarms of the `linear` oracle).
+        fill_zero = self.rules.const(self, C.Const(0.0)) if real else None
         if isinstance(e, C.ArrLit):
             return C.ArrLit([x(i) for i in e.items], e.shape, e.elem)
         if isinstance(e, C.Build1):
             return C.Build1(e.k, e.param, x(e.body), e.shape, e.elem)
         if isinstance(e, C.Idx):
-            fill = zero if e.fill is None else x(e.fill)
+            fill = fill_zero if e.fill is None else x(e.fill)
             return C.Idx(x(e.arr), [x(i) for i in e.idxs], e.shape, e.elem, fill)
         if isinstance(e, C.Gather):
-            fill = zero if e.fill is None else x(e.fill)
+            fill = fill_zero if e.fill is None else x(e.fill)
             return C.Gather(x(e.arr), e.params, [x(i) for i in e.idxs], e.shape, e.elem, fill)
         if isinstance(e, C.Scatter):
             if e.combine_fn is not None:
