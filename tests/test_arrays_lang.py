@@ -106,6 +106,10 @@ PROGRAMS = [
     # a lambda applied where it stands, and a parallel pair, inside a build
     (r"\(x : R) -> build1 3 (\i -> (\y -> y * x + y) (real i))", "1.5"),
     (r"\(x : R) -> build1 3 (\i -> let p = par (x * real i, sin x) in fst p + snd p)", "1.5"),
+    # a pair with one part varying with an outer build's index, read in an inner build (a one-hour
+    # campaign's generator incident: the part kept the outer depth and the inner build failed)
+    (r"\(x : R) -> build1 2 (\i -> let v = (x * real i, x) in sumOuter (build1 3 (\j -> snd v + fst v)))", "1.5"),
+    (r"\(x : R) -> build [2, 2] (\[i, j] -> let v = (x, (real i, x)) in build1 2 (\k -> fst (snd v) * real k))", "1.5"),
     # a prefix `tr` (seed 004 Fig. 8) inside a build: the bulk form permutes behind the batch dimension
     (
         r"\(a : Array [2, 2, 3] R) -> build1 3 (\i -> sin (tr [1, 0] (a ! [mod i 2])) + tr [1, 0] (tr [1, 0] a ! [1]))",

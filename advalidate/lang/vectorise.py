@@ -120,6 +120,13 @@ def vectorise_build(compiler: Compiler, e: C.Build1, scope: Scope) -> Callable[[
     return lambda f: code(f, [None] * size)
 
 
+def _shallower(info: Info, d: int) -> bool:
+    """Whether some part of a value is batched at a depth between 0 and d (exclusive)."""
+    if isinstance(info, tuple):
+        return _shallower(info[0], d) or _shallower(info[1], d)
+    return 0 < info < d
+
+
 def _integer_constant(e: C.Build1) -> bool:
     """Whether `e` is a closed build of integers or Booleans with no real operation inside (such as
     the index arrays of a gather that the bot makes): its value is the same at every run, and
@@ -202,16 +209,29 @@ class _Vectoriser:
         bulk = self.bulk
         return lambda f, v: bulk.expand_dims(code(f, v), axes)
 
+    def deepen(self, code: VCode, info: Info, batch: tuple[int, ...]) -> tuple[VCode, Info]:
+        """A variable bound at an outer level, read in builds nested deeper: every part batched at a
+        shallower depth is lifted to this one (a value is either not batched or batched at the
+        current depth, in each part of a pair: a pair bound with one part depending on an outer
+        build's index, read in an inner build, had that part at the outer depth)."""
+        d = len(batch)
+        if isinstance(info, tuple):
+            if not _shallower(info, d):
+                return code, info
+            lc, li = self.deepen(lambda f, v: code(f, v)[0], info[0], batch)
+            rc, ri = self.deepen(lambda f, v: code(f, v)[1], info[1], batch)
+            return (lambda f, v: (lc(f, v), rc(f, v))), (li, ri)
+        if 0 < info < d:
+            return self.lift(code, info, batch), d
+        return code, info
+
     # ---- expressions ----
     def expr(self, e: C.CExpr, batch: tuple, env: dict) -> tuple[VCode, Info]:  # noqa: C901 - one case per node
         d = len(batch)
         if isinstance(e, C.Var):
             if e.name in env:
                 i, info = env[e.name]
-                code: VCode = lambda f, v: v[i]
-                if isinstance(info, int) and 0 < info < d:
-                    return self.lift(code, info, batch), d
-                return code, info
+                return self.deepen(lambda f, v: v[i], info, batch)
             access = self.c.expr(e, self.scope)
             return (lambda f, v: access(f)), 0
         if isinstance(e, C.Const):
