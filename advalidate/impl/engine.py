@@ -24,7 +24,7 @@ from ..lang import specials
 from ..lang.arrays import ArrayRuntime
 from ..lang.compile import Budget, Compiler
 from ..lang.deep import run_deep
-from ..lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
+from ..lang.numeric import DEFAULT_DPS, ReferenceOps, exact_mpf, reference_ops
 from ..lang.program import DEFAULT_BUDGET, Program, numeric_prims
 from ..lang.types import Type
 from ..lang.values import check_value, convert, node_count
@@ -89,13 +89,6 @@ class DerivArith:
             sp = specials.SPECIALS.get(name)
             fn = getattr(lib, name) if sp is None else (sp.fl if numeric == "float" else sp.mp)
             self.table["d" + name] = unit(fn)
-
-
-def exact_mpf(v: float) -> mpmath.mpf:
-    """A float as an mp number, exactly at any working precision (every float is a dyadic rational):
-    a literal of the derivative arithmetic converted at compile time is then the same number at
-    every precision the compiled program runs in (`CompiledOnce`)."""
-    return mpmath.mp.make_mpf(mpmath.libmp.from_float(float(v)))
 
 
 class StageRuntime:

@@ -223,12 +223,12 @@ _MP_HUGE_TOP = _MP_HUGE._mpf_[2] + _MP_HUGE._mpf_[3]
 
 
 @functools.lru_cache(maxsize=4096)
-def _exact_mpf(r: float) -> mpmath.mpf:
-    """The float `r` as an mp number, exactly (every float is a dyadic rational of 53 bits, so
-    `mpmath.mpf(r)` is this number at every precision the reference runs in, `DEFAULT_DPS` and
-    above): made once per literal, not at every evaluation of it (mp runs evaluate each literal
-    many times: the finite differences run a program eight times)."""
-    return mpmath.mp.make_mpf(mpmath.libmp.from_float(r))
+def exact_mpf(r: float) -> mpmath.mpf:
+    """The float `r` as an mp number, exactly at any working precision (every float is a dyadic
+    rational of 53 bits): the same number in every run, whatever its digits (a compiled program's
+    constants, `impl.engine.CompiledOnce`), and made once per literal, not at every evaluation of
+    it (mp runs evaluate each literal many times: the finite differences run a program eight times)."""
+    return mpmath.mp.make_mpf(mpmath.libmp.from_float(float(r)))
 
 
 class MpOps(ReferenceOps):
@@ -246,7 +246,7 @@ class MpOps(ReferenceOps):
 
     def number(self, r: Any) -> mpmath.mpf:
         if type(r) is float:
-            return _exact_mpf(r)
+            return exact_mpf(r)
         return mpmath.mpf(r)
 
     def _ok(self, v: Any, what: str) -> Any:
