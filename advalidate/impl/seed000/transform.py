@@ -68,6 +68,16 @@ class Transformer:
         return C.Const(e.value)
 
     # ---- arrays, element at a time (seed 004 §4.1) ----
+    def fill(self, e: C.Idx | C.Gather) -> C.CExpr | None:
+        """What a read outside the array gives: its own fill, translated, or the dual number of a
+        zero made at each such read, a literal of D[t] counted in `primal_ops` like any (its
+        identifier or tape entry costs the reverse pass a step, so a program of many dead
+        out-of-range reads and no arithmetic stays within the linear bound: issue #23, a one-hour
+        campaign's two false alarms of the `linear` oracle)."""
+        if e.fill is not None:
+            return self.expr(e.fill)
+        return self.rules.const(self, C.Const(0.0)) if e.elem == "R" else None
+
     def array(self, e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per node
         """An array node. A node that already carries element code (a fill, a fold or combine
         function, an `AMap`) was made by an earlier transformation (seed 001's elimination of an
@@ -76,21 +86,14 @@ class Transformer:
         x = self.expr
         real = e.elem == "R"
         zero = self.rules.const(self, C.Const(0.0, deriv=True)) if real else None
-        # A read outside the array makes the dual number of its zero at each such read: a literal of
-        # D[t], counted in `primal_ops` like any (its identifier or tape entry costs the reverse pass
-        # a step, so a program of many dead out-of-range reads and no arithmetic stays within the
-        # linear bound: issue #23, a one-hour campaign's two false alarms of the `linear` oracle).
-        fill_zero = self.rules.const(self, C.Const(0.0)) if real else None
         if isinstance(e, C.ArrLit):
             return C.ArrLit([x(i) for i in e.items], e.shape, e.elem)
         if isinstance(e, C.Build1):
             return C.Build1(e.k, e.param, x(e.body), e.shape, e.elem)
         if isinstance(e, C.Idx):
-            fill = fill_zero if e.fill is None else x(e.fill)
-            return C.Idx(x(e.arr), [x(i) for i in e.idxs], e.shape, e.elem, fill)
+            return C.Idx(x(e.arr), [x(i) for i in e.idxs], e.shape, e.elem, self.fill(e))
         if isinstance(e, C.Gather):
-            fill = fill_zero if e.fill is None else x(e.fill)
-            return C.Gather(x(e.arr), e.params, [x(i) for i in e.idxs], e.shape, e.elem, fill)
+            return C.Gather(x(e.arr), e.params, [x(i) for i in e.idxs], e.shape, e.elem, self.fill(e))
         if isinstance(e, C.Scatter):
             if e.combine_fn is not None:
                 fn, zero = x(e.combine_fn), None if e.zero is None else x(e.zero)
