@@ -497,26 +497,37 @@ class _TimeUp(Exception):
     """Raised asynchronously in the thread running the symbolic computation when its time is up."""
 
 
+REFIRE = 0.25  # seconds between two interruptions of a call that the first did not stop (`time_limited`)
+
+
 def time_limited(fn: Any, seconds: float) -> Any:
     """`fn()` on the current thread, interrupted by `_GiveUp` after `seconds`.
 
     One sympy call (a `diff` of a large expression) can run for minutes, so checks between calls
     are not enough: a timer thread raises `_TimeUp` in this thread (PyThreadState_SetAsyncExc;
-    sympy is pure Python, so it is delivered within a few bytecodes). The flag under the lock makes
-    sure the exception is only ever raised while `fn` runs, and the calls after it absorb one that
-    was raised just as `fn` returned.
+    sympy is pure Python, so it is delivered within a few bytecodes), and again every `REFIRE`
+    seconds while `fn` still runs: one delivered inside a weak reference's callback (the collector
+    freeing sympy's caches) is printed and dropped by Python, not raised in `fn`. The flag under
+    the lock makes sure the exception is only ever raised while `fn` runs, and the calls after it
+    absorb one that was raised just as `fn` returned.
     """
     lock = threading.Lock()
     state = {"running": True}
     ident = threading.get_ident()
+    stop = threading.Event()
 
     def fire() -> None:
-        with lock:
-            if state["running"]:
+        if stop.wait(seconds):
+            return
+        while True:
+            with lock:
+                if not state["running"]:
+                    return
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_TimeUp))
+            if stop.wait(REFIRE):
+                return
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
+    timer = threading.Thread(target=fire, daemon=True)
     timed_out = False
     result = None
     try:
@@ -526,10 +537,12 @@ def time_limited(fn: Any, seconds: float) -> Any:
         finally:
             with lock:
                 state["running"] = False
-            timer.cancel()
+            stop.set()
     except _TimeUp:
         timed_out = True
-        state["running"] = False
+        with lock:
+            state["running"] = False
+        stop.set()
     try:  # a pending asynchronous exception is delivered at these calls at the latest
         for _ in range(4):
             _absorb()
