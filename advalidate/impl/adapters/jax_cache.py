@@ -37,8 +37,13 @@ def cache_dir() -> str | None:
         return None
     if setting:
         return os.path.abspath(os.path.expanduser(setting))
+    return os.path.join(cache_base(), "jax")
+
+
+def cache_base() -> str:
+    """advalidate's directory in the user's cache (`$XDG_CACHE_HOME/advalidate`, `~/.cache/advalidate`)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "advalidate", "jax")
+    return os.path.join(base, "advalidate")
 
 
 def enable_compilation_cache() -> str | None:
