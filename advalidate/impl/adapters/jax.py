@@ -158,13 +158,16 @@ class JaxEngine(ForwardMode, TensorEngine):
         return list(ys), back
 
     def worker_setup(self) -> None:
-        """In a campaign worker: XLA flags that compile small executables faster (`jax_flags`) and
-        JAX's persistent compilation cache (`jax_cache`), since compiling an executable per
-        primitive and shape was most of a campaign's CPU time."""
+        """In a campaign worker: XLA flags that compile small executables faster (`jax_flags`), one
+        MLIR context per thread for JAX's lowerings (`jax_context`) and JAX's persistent
+        compilation cache (`jax_cache`), since compiling an executable per primitive and shape was
+        most of a campaign's CPU time."""
         from .jax_cache import enable_compilation_cache
+        from .jax_context import share_ir_context
         from .jax_flags import enable_fast_compile
 
         enable_fast_compile()
+        share_ir_context()
         enable_compilation_cache()
 
     def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
