@@ -456,11 +456,23 @@ def test_at_a_kink_the_calls_with_a_kink_are_judged_alone_first() -> None:
     names += ["a[i](clamp, negative wrap)", "jnp.sum(axis=0)", ".at[i].min(mode='clip', of the negated values)"]
     names += ["jnp.sort([0])", "jax.ops.segment_sum"]
     plan = Plan(table, 0, used=[row[n] for n in names])
-    at_kink = [low.name for low in suspects(plan, kink=True)]
+    at_kink = [low.name for low in suspects(plan, kinked_first=True)]
     assert at_kink[0] == ".at[i].min(mode='clip', of the negated values)" and len(at_kink) == LOCALISE
     assert "jnp.sum(axis=0)" not in at_kink  # a construct's first call is never a suspect
     # elsewhere the calls with semantics of their own come first, in the order the run used them
-    assert [low.name for low in suspects(plan, kink=False)] == names[0:1] + names[2:4]
+    assert [low.name for low in suspects(plan, kinked_first=False)] == names[0:1] + names[2:4]
+
+
+def test_a_verdicts_nan_or_inf_reads_as_not_finite() -> None:
+    """A default JAX campaign's failure (2026-11-27, program 500: reverse nan, forward finite, at a
+    smooth point) used sixteen calls; the clipped scatter-min at fault came thirteenth and the finding
+    blamed all sixteen. A gradient that is not finite (read here) now puts the kinked constructs first."""
+    import mpmath
+
+    from advalidate.oracles.consistency import not_finite
+
+    assert not_finite("nan") and not_finite(mpmath.mpf("-inf")) and not_finite(float("inf"))
+    assert not not_finite("-8.6844878158323369062e-7") and not not_finite(None) and not not_finite("a lowering")
 
 
 @pytest.mark.parametrize(("f", "finite"), [(abs, True), (lambda h: abs(h) ** 0.5, False), (lambda h: 1.0 / h, False)])

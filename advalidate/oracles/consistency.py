@@ -123,14 +123,24 @@ def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | No
     return eng.repro(prog, chosen, ctx.dy, own={"kind": kind, "rule": tie_rule(eng.plan)})
 
 
-def suspects(plan: Any, kink: bool) -> list[Any]:
+def suspects(plan: Any, kinked_first: bool) -> list[Any]:
     """The calls of a failing run to judge alone, likeliest culprit first, at most LOCALISE: the
-    calls that are not their construct's first; at a kink those with one (a campaign's failure at a
-    clipped scatter-max came fourth of eight calls and went unnamed), then those with semantics of
+    calls that are not their construct's first; with `kinked_first` (a failure at a kink, or a
+    gradient that is not finite: extremal derivatives divide by counts of ties) those of kinked
+    constructs (a campaign's failure at a clipped scatter-max came fourth of eight calls, another's
+    nan through one came thirteenth of sixteen, and went unnamed), then those with semantics of
     their own."""
     used = [low for low in plan.used if low is not plan.table[low.construct][0]]
-    used.sort(key=lambda low: (not (kink and low.construct in KINKED), low.faithful, low.oob != "own"))
+    used.sort(key=lambda low: (not (kinked_first and low.construct in KINKED), low.faithful, low.oob != "own"))
     return used[:LOCALISE]
+
+
+def not_finite(value: Any) -> bool:
+    """Whether a verdict's number (a float, an mp number or its text) is nan or infinite."""
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def specials_alone(plan: Any, seed: int, nested: bool = False) -> Any:
@@ -230,7 +240,7 @@ class ConsistencyOracle(Oracle):
             defaults.detail = f"{lowering_tag(names)}: {defaults.detail}"
             defaults.calls = v.calls
             return defaults
-        for low in suspects(eng.plan, "at a kink" in v.detail):
+        for low in suspects(eng.plan, "at a kink" in v.detail or not_finite(v.actual)):
             alone, _ = self.judge_plan(ctx, run, make(ctx.seed, only=low.name))
             if alone.status == FAIL:
                 alone.detail = f"{lowering_tag(low.name)}: {alone.detail}"
