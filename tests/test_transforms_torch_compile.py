@@ -33,6 +33,8 @@ from transform_checks import (  # noqa: E402
     planted,
 )
 
+from advalidate.impl.adapters.torch_compile import takes_dual_inputs  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def compiled() -> Any:
@@ -46,7 +48,7 @@ def test_the_array_examples_and_generated_programs_agree_three_ways(compiled: An
         res = check(prog, x, engines=[compiled], oracles=ORACLES)
         assert [v.status for v in res.verdicts] == ["pass"] * len(ORACLES), f"{path.stem}\n{res.report('all')}"
         eager_agrees(compiled, "torch", prog, x)
-    assert generated_agree(compiled, "torch", 6) >= 4
+    assert generated_agree(compiled, "torch", 6, forward_refused=not takes_dual_inputs()) >= 4
 
 
 @pytest.mark.peers
@@ -62,8 +64,9 @@ def test_a_batch_of_programs_is_one_compile_and_each_is_judged_three_ways_from_i
             eager_agrees(eng, "torch", prog, x)  # the batch's outputs are this program's
     assert eng.compiles == 1 and eng.hits >= held  # the reverse-mode checks all ran the batch
     prog, x = cases[0]
-    own_forward_agrees(eng, prog, x, 0)  # forward mode: the program compiled alone
-    assert eng.compiles == 2
+    refused = not takes_dual_inputs()  # torch 2.14 refuses dual inputs to torch.compile
+    own_forward_agrees(eng, prog, x, 0, refused=refused)  # forward mode: the program compiled alone
+    assert eng.compiles == (1 if refused else 2)
 
 
 @pytest.mark.peers

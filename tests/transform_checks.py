@@ -35,13 +35,19 @@ def flat(v: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def own_forward_agrees(eng: Any, prog: adv.Program, x: Any, seed: int) -> None:
+def own_forward_agrees(eng: Any, prog: adv.Program, x: Any, seed: int, refused: bool = False) -> None:
+    """⟨Jᵀ dy, dx⟩ = ⟨dy, J dx⟩ between the engine's reverse and forward modes; with `refused` (a
+    library release without that forward mode) the engine must say so instead."""
     rng = np.random.default_rng(seed)
     y, back = eng.vjp(prog, x)
     leaves = real_leaves(x)
     dx = replace_leaves(
         x, [rng.standard_normal(np.shape(t)) if np.ndim(t) else float(rng.standard_normal()) for t in leaves]
     )
+    if refused:
+        with pytest.raises(NotImplementedError, match="forward-mode"):
+            eng.jvp(prog, x, dx)
+        return
     _, ty = eng.jvp(prog, x, dx)
     dy = replace_leaves(y, [np.ones(np.shape(t)) if np.ndim(t) else 1.0 for t in real_leaves(y)])
     lhs = float(flat(back(dy)) @ flat(dx))
@@ -113,7 +119,7 @@ def planted(module: str, name: str) -> Any:
     return getattr(mod, name)()
 
 
-def generated_agree(eng: Any, eager: str, seeds: int) -> int:
+def generated_agree(eng: Any, eager: str, seeds: int, forward_refused: bool = False) -> int:
     """Generated array programs (seeds 0..seeds-1) pass the three oracles, agree with the library's
     eager engine and with the engine's own forward mode: how many were judged (not declined)."""
     from advalidate.generators import generate
@@ -128,5 +134,5 @@ def generated_agree(eng: Any, eager: str, seeds: int) -> int:
             continue
         judged += 1
         eager_agrees(eng, eager, case.program, case.input)
-        own_forward_agrees(eng, case.program, case.input, seed)
+        own_forward_agrees(eng, case.program, case.input, seed, refused=forward_refused)
     return judged

@@ -69,7 +69,9 @@ def _table(rows: dict[str, tuple[tuple, ...]]) -> Table:
 
 ONE = {"lead": (1,), "mode": "n=1"}
 #: jnp.fmax / torch.fmax give a tie's whole cotangent to one argument (JAX the second, PyTorch the
-#: first), where jnp.maximum / torch.maximum split it; autograd's fmax splits it too.
+#: first), where jnp.maximum / torch.maximum split it; autograd's fmax splits it too. torch.fmax
+#: splits it since pytorch/pytorch#193035 (torch 2.14): `torch_lowerings` reads the rule of the
+#: installed release.
 PIECE = {"ties": "piece"}
 FMAX = "the larger, ignoring NaN; a tie's cotangent to one argument"
 FMIN = "the smaller, ignoring NaN; a tie's cotangent to one argument"

@@ -37,10 +37,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import torch
 import torch._dynamo
+import torch.autograd.forward_ad as fwAD
 
 from ...lang.program import Program
 from .torch import TorchEngine
@@ -50,6 +52,20 @@ from .torch_namespace import TorchNamespace, _t
 CACHE_SIZE = 64
 #: Programs a campaign worker hands `torch-inductor` to compile as one batch (`prepare`).
 BATCH_SIZE = 8
+
+
+@cache
+def takes_dual_inputs() -> bool:
+    """Whether this torch compiles a function called with forward-mode dual tensors: up to torch 2.13
+    it did (Inductor's code then dropped the tangents, pytorch/pytorch#187284); torch 2.14 refuses
+    them with a graph break ("Attempted to wrap a dual tensor input")."""
+    f = torch.compile(lambda x: x * 2.0, backend="eager", fullgraph=True, dynamic=False)
+    with fwAD.dual_level():
+        try:
+            f(fwAD.make_dual(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)))
+        except torch._dynamo.exc.Unsupported:
+            return False
+    return True
 
 
 class BackwardCrash(RuntimeError):
@@ -143,6 +159,15 @@ class TorchCompileEngine(TorchEngine):
         for k, (src, _, _) in enumerate(fns):
             self._keep(src, batch.member(k, lambda src=src: self._compile(src, "f")))
         return len(fns)
+
+    def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
+        """The compiled program's own forward mode, where this torch compiles dual inputs at all."""
+        if not takes_dual_inputs():
+            raise NotImplementedError(
+                f"{self.name}: torch {torch.__version__} refuses forward-mode (dual tensor) inputs to "
+                "torch.compile; the engine's own forward mode is not judged"
+            )
+        return super().jvp_leaves(fn, leaves, tangents)
 
     def _leaves_fn(self, prog: Program, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
         from ...lang.deep import run_deep
@@ -258,7 +283,8 @@ class TorchInductorEngine(TorchCompileEngine):
 
     def jvp_leaves(self, fn: Callable[[list], list], leaves: list, tangents: list) -> tuple[list, list]:
         """Not judged: an Inductor-compiled function given dual tensors returns its outputs without
-        tangents (a known bug of PyTorch, pytorch/pytorch#187284, present in torch 2.13)."""
+        tangents (a known bug of PyTorch, pytorch/pytorch#187284, present in torch 2.13; torch 2.14
+        refuses dual inputs to torch.compile instead)."""
         raise NotImplementedError(
             f"{self.name}: forward mode through Inductor's compiled code drops the tangents "
             "(pytorch/pytorch#187284); the engine's own forward mode is not judged"

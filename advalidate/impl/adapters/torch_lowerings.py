@@ -22,6 +22,7 @@ Own semantics of the calls (PyTorch 2.x documentation):
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -199,6 +200,27 @@ def _rows(construct: str, *rows: tuple) -> tuple[Lowering, ...]:
     return tuple(Lowering(construct, call, method, mode, sem, **opts) for call, method, mode, sem, opts in rows)
 
 
+def released_tie_rules(rows: Table) -> Table:
+    """`rows` with torch.fmax / fmin's tie rule as the installed release has it, read from one tie:
+    up to torch 2.13 the first argument takes the cotangent ("piece", as the special rows say); since
+    pytorch/pytorch#193035 (torch 2.14) it is split as torch.maximum splits it ("hull"). Judged by the
+    old rule, every tie of 2.14's fmin was a false alarm; judged by the hull, 2.13's composed ties
+    would be (`Plan.composed_ties`)."""
+    out = {}
+    for construct, lows in rows.items():
+        fixed = []
+        for low in lows:
+            if low.call in ("torch.fmax", "torch.fmin"):
+                x, y = (torch.tensor(1.5, dtype=DTYPE, requires_grad=True) for _ in range(2))
+                gx, gy = torch.autograd.grad(getattr(torch, low.call.split(".")[1])(x, y), (x, y))
+                split = float(gx) == float(gy) == 0.5
+                sem = low.semantics.replace("a tie's cotangent to one argument", "a tie's cotangent split ½, ½")
+                low = replace(low, ties="hull", semantics=sem) if split else low
+            fixed.append(low)
+        out[construct] = tuple(fixed)
+    return out
+
+
 NEG = {"faithful": False, "oob": "wrap-once", "weight": 3}  # what users write: negative indices wrap
 PIECE = {"ties": "piece"}
 UNDEF = {"undefined": "documented as undefined"}
@@ -286,7 +308,7 @@ LOWERINGS: Table = check_table(
             ("torch.topk", "lw_topk_smallest", "k=1, dim=0, largest=False", "the bottom element", PIECE),
             ("torch.sort", "lw_sort_first", "dim=0, [0]", "the first of the sorted", PIECE),
         ),
-        **SPECIAL_ROWS,  # the special functions (issue #25): adapters/specials.py
+        **released_tie_rules(SPECIAL_ROWS),  # the special functions (issue #25): adapters/specials.py
     },
     TorchLoweringNamespace,
 )
