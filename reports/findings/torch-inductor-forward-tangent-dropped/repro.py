@@ -29,7 +29,7 @@ eager = tangent(f)
 try:
     inductor = tangent(torch.compile(f, backend="inductor", fullgraph=True, dynamic=False))
 except torch._dynamo.exc.Unsupported as exc:  # torch >= 2.14: a graph break, no silent zero tangent
-    print("torch.compile refuses dual tensor inputs (fixed: an error, not a dropped tangent):", str(exc).splitlines()[0])
+    print("torch.compile refuses dual inputs (fixed: an error, not a dropped tangent):", str(exc).splitlines()[0])
     sys.exit(0)
 print("expected tangent (by hand, cos(x0) * v * x1 summed):", expected)
 print("eager torch forward-mode tangent:                  ", eager)
