@@ -159,3 +159,22 @@ def test_a_tie_gradient_that_is_no_active_piece_fails():
     res = adv.check_function(f, np.array([0.5, 0.5, -1.0]), framework="numpy", vjp=both, checks=["fd"])
     assert res.status("fd") == "fail", res.report()
     assert "active piece" in res.verdict("fd").detail
+
+
+def test_a_nan_rule_where_the_differences_resolve_no_derivative_is_inconclusive():
+    # torch 2.14's sweep: linalg.norm differentiated twice at exactly 0 gives nan; its gradient
+    # x/|x| jumps there, so the differences resolve no second derivative to contradict
+    def grad_of_norm(x):
+        n = np.linalg.norm(x)
+        return x / n if n else np.zeros_like(x)
+
+    x0 = np.zeros(3)
+    res = adv.check_function(
+        grad_of_norm, x0, framework="numpy", vjp=lambda g, x: np.full_like(x, np.nan), checks=["fd"]
+    )
+    assert res.status("fd") == "inconclusive" and "nan" in res.verdict("fd").detail, res.report()
+    # where the differences do resolve one, the same nan fails
+    res = adv.check_function(
+        np.sin, np.array([0.3, 1.0]), framework="numpy", vjp=lambda g, x: g * np.nan, checks=["fd"]
+    )
+    assert res.status("fd") == "fail", res.report()

@@ -248,6 +248,9 @@ def test_documented_semantics_are_recorded_as_known_not_found():
     assert convention("nn.functional.softshrink", src.format("0.5"), at_zero) == {}
     assert convention("nn.functional.softshrink", src.format("0.0"), (np.array([0.3]),)) == {}
     assert convention("sin", src.format("0.0"), at_zero) == {}
+    # torch's database tests max_unpool's gradients in its `grad` variant only (repeated indices)
+    assert "grad` variant" in convention("nn.functional.max_unpool2d", "", at_zero)["*"]
+    assert convention("nn.functional.max_unpool2d.grad", "", at_zero) == {}
 
 
 def test_broadcast_variant_drops_one_operands_batch_and_keeps_the_output_shapes():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from advalidate.oracles.function import GIVE_UP
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
@@ -153,6 +154,7 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         rtol=REPRO_RTOL,
         atol=ABS_FLOOR,
         flat_rtol=FLAT_RTOL,
+        give_up=GIVE_UP,
     )
 
 

@@ -128,6 +128,15 @@ CONVENTIONS: dict[str, tuple[Callable[[str, tuple[np.ndarray, ...]], bool], str]
         "documented: softshrink(x) = 0 for |x| <= lambd; with lambd = 0 that branch is the point "
         "x = 0 and its derivative 0 is the branch's (a selection gradient)",
     ),
+    **{
+        f"nn.functional.max_unpool{d}d": (
+            lambda source, args: True,
+            "documented: the database tests max_unpool's gradients in its `grad` variant only; its own "
+            "samples repeat indices, and where several indices point to the same output element "
+            "which write lands is undefined (OpInfo: 'non-determinism in backward with gather')",
+        )
+        for d in (1, 2, 3)
+    },
     "to_sparse": (
         lambda source, args: bool(np.any(args[0] == 0)),
         "documented: gradients of sparse tensors follow masked semantics (unspecified elements, "
