@@ -4,8 +4,10 @@
 
 Runs the worker's task (`advalidate.fuzz.worker.run_program`) in this process for programs
 `start`..`start+count-1` of a campaign over the `jax` engine, configured as `advalidate fuzz
---engine jax` configures it (the engine's generator mix, the default oracles with their sampling),
-on the evaluation thread with the collector settled, and reports programs per CPU-second
+--engine jax` configures it (the engine's `worker_setup`, the engine's generator mix, the default
+oracles with their sampling; `ADVALIDATE_JAX_CACHE`, `ADVALIDATE_XLA_FLAGS` and
+`ADVALIDATE_JAX_SHARED_CONTEXT` turn the setup's parts off), on the evaluation thread with the
+collector settled, and reports programs per CPU-second
 (`time.process_time`) and the verdict statuses (a change must leave them as they were).
 """
 
@@ -35,6 +37,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=150)
     args = ap.parse_args()
     engines = [engine("jax")]
+    engines[0].worker_setup()  # as a worker does: XLA flags, shared MLIR contexts, persistent cache
     mix = campaign_mix(engines)
     cfg = WorkerConfig(campaign_seed=args.seed, engines=["jax"], sample=dict(SAMPLED_ORACLES), mix=mix)
     defaults = default_oracles()
