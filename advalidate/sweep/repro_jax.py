@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from advalidate.oracles.function import GIVE_UP
 from advalidate.sweep.literals import float_literal
-from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
-from advalidate.sweep.repro_torch import REPRO_RTOL, verdict_tail
+from advalidate.sweep.repro_torch import TAIL_TOLERANCES, verdict_tail
 from advalidate.sweep.repro_torch import TEMPLATE as _TORCH_TEMPLATE
 
 
@@ -151,10 +149,7 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         call_source=rec["call_source"].rstrip() + "\n",
         op=finding["op"],
         exit_on_raise=0 if silent else 1,
-        rtol=REPRO_RTOL,
-        atol=ABS_FLOOR,
-        flat_rtol=FLAT_RTOL,
-        give_up=GIVE_UP,
+        **TAIL_TOLERANCES,
     )
 
 

@@ -190,6 +190,8 @@ MODE_TEXT = {
 #: Relative tolerance of repro.py: tight enough to see a float64 rule computed with a float32
 #: constant (~3e-8 relative), far above Ridders' error on a smooth float64 function.
 REPRO_RTOL = 1e-9
+#: The tolerances VERDICT_TAIL is formatted with (both libraries' templates).
+TAIL_TOLERANCES = {"rtol": REPRO_RTOL, "atol": ABS_FLOOR, "flat_rtol": FLAT_RTOL, "give_up": GIVE_UP}
 
 
 def _tensor_literal(values: Any) -> str:
@@ -225,8 +227,5 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         call_source=rec["call_source"].rstrip() + "\n",
         op=finding["op"],
         exit_on_raise=0 if silent else 1,
-        rtol=REPRO_RTOL,
-        atol=ABS_FLOOR,
-        flat_rtol=FLAT_RTOL,
-        give_up=GIVE_UP,
+        **TAIL_TOLERANCES,
     )

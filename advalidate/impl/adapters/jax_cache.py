@@ -30,11 +30,16 @@ OFF = ("0", "off", "no", "false")
 MAX_BYTES = 512 * 2**20
 
 
+def turned_off(env: str) -> bool:
+    """Whether the environment variable `env` turns a worker's JAX set-up off ("off", "0", ...)."""
+    return os.environ.get(env, "").strip().lower() in OFF
+
+
 def cache_dir() -> str | None:
     """Where the cache goes (None: turned off by `ADVALIDATE_JAX_CACHE`)."""
-    setting = os.environ.get(ENV, "").strip()
-    if setting.lower() in OFF:
+    if turned_off(ENV):
         return None
+    setting = os.environ.get(ENV, "").strip()
     if setting:
         return os.path.abspath(os.path.expanduser(setting))
     return os.path.join(cache_base(), "jax")

@@ -20,11 +20,10 @@ This replaces a function inside JAX: a JAX without `make_ir_context()` is left a
 from __future__ import annotations
 
 import inspect
-import os
 import threading
 from typing import Any
 
-from .jax_cache import OFF
+from .jax_cache import turned_off
 
 ENV = "ADVALIDATE_JAX_SHARED_CONTEXT"
 #: Lowerings one context serves before a fresh one replaces it (500 ran as fast as unbounded).
@@ -39,7 +38,7 @@ class _PerThread(threading.local):
 def share_ir_context() -> bool:
     """Make JAX lower into one MLIR context per thread (renewed every `ROTATE` lowerings);
     whether JAX's lowerings now share contexts."""
-    if os.environ.get(ENV, "").strip().lower() in OFF:
+    if turned_off(ENV):
         return False
     from jax._src.interpreters import mlir
 

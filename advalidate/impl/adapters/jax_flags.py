@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 
-from .jax_cache import OFF, cache_base
+from .jax_cache import cache_base, turned_off
 
 ENV = "ADVALIDATE_XLA_FLAGS"
 #: Flag name -> value: how XLA compiles a campaign's many small executables (module docstring).
@@ -80,7 +80,7 @@ def known_to_xla(flags: list[str], version: str) -> bool:
 def enable_fast_compile() -> list[str]:
     """Add the flags to this process's `XLA_FLAGS` where they take effect and XLA knows them;
     the flags added (none when turned off, too late or unknown)."""
-    if os.environ.get(ENV, "").strip().lower() in OFF:
+    if turned_off(ENV):
         return []
     from jax._src import xla_bridge
     from jax.version import __version__ as jax_version
