@@ -110,9 +110,9 @@ def test_errors_are_located(src: str, message: str) -> None:
     assert ":1:" in str(err.value)
 
 
-def test_operator_names_are_reserved() -> None:
-    with pytest.raises(ParseError, match="reserved"):
-        parse(r"\(grad : R) -> grad")
+def test_operator_names_are_shadowed_by_a_binder() -> None:
+    # A binder shadows a derivative operator as it does a built-in (issue #42 point 3).
+    assert evaluate(parse(r"\(grad : R) -> grad * grad"), 3.0) == 9.0
 
 
 def _mp_derivative(fn, x: float) -> mpmath.mpf:

@@ -361,7 +361,6 @@ def test_module_of_definitions():
         ("", "expected an expression or 'def', found end of input", (1, 1)),
         ("-- only a comment\n", "expected an expression or 'def', found end of input", (2, 1)),
         ("def main x : R x", "expected '=' after the parameters of 'main', found 'x'", (1, 16)),
-        ("def sin x = x\ndef main x = x", "'sin' is a built-in name and is reserved", (1, 5)),
         ("def let x = x", "'let' is a reserved keyword", (1, 5)),
         ("def 1 x = x", "expected a name, found '1'", (1, 5)),
     ],
@@ -422,13 +421,6 @@ def test_expression_errors(text, message, pos):
 @pytest.mark.parametrize(
     ("text", "name", "pos"),
     [
-        ("let sin = 1 in sin", "'sin' is a built-in name and is reserved", (1, 5)),
-        ("let (a, fst) = x in a", "'fst' is a built-in name and is reserved", (1, 9)),
-        ("\\map -> map", "'map' is a built-in name and is reserved", (1, 2)),
-        ("\\(inl : R) -> 1", "'inl' is a built-in name and is reserved", (1, 3)),
-        ("letrec sum xs = 0 in sum", "'sum' is a built-in name and is reserved", (1, 8)),
-        ("letrec f real = 0 in f", "'real' is a built-in name and is reserved", (1, 10)),
-        ("case x of { inl parmap -> 1; inr b -> 2 }", "'parmap' is a built-in name and is reserved", (1, 17)),
         ("let in = 1 in 2", "'in' is a reserved keyword", (1, 5)),
         ("let (a, let) = x in a", "'let' is a reserved keyword", (1, 9)),
         ("\\true -> 1", "'true' is a reserved keyword", (1, 2)),
@@ -437,7 +429,7 @@ def test_expression_errors(text, message, pos):
         ("letrec f x of = 1 in 2", "'of' is a reserved keyword", (1, 12)),
     ],
 )
-def test_reserved_names_cannot_be_bound(text, name, pos):
+def test_keywords_cannot_be_bound(text, name, pos):
     e = err(text)
     assert name in e.message and "cannot be bound" in e.message
     assert where(e) == pos
@@ -605,7 +597,7 @@ TOKENS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # the default 100 examples; more only under `slow`
 @given(st.lists(st.sampled_from(TOKENS), max_size=40))
 def test_token_soup_parses_or_raises_parse_error(tokens):
     text = " ".join(tokens)
@@ -617,7 +609,7 @@ def test_token_soup_parses_or_raises_parse_error(tokens):
             str(e)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.text(max_size=60))
 def test_arbitrary_text_parses_or_raises_parse_error(text):
     for parse in (parse_expr, parse_module, parse_type):

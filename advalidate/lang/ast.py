@@ -3,7 +3,7 @@
 Every node carries a source `span` and, after type inference, its type `ty`; neither takes part in
 equality, so a pretty-printed and re-parsed program compares equal to the original.
 Tuples are nested pairs (`(a, b, c)` is `(a, (b, c))`), multi-binder lambdas are nested `Lam`s,
-and built-in names are `Builtin` nodes: they are reserved and cannot be rebound.
+and built-in names are `Builtin` nodes unless a binder shadows them (the parser reads a bound name as `Var`).
 Literal values are non-negative: `-1.0` is `Neg(RealLit(1.0))`.
 """
 

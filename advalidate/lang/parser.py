@@ -7,6 +7,10 @@ is bounded by MAX_DEPTH, and so is the depth of the resulting tree, because ever
 
 Two small extensions of the grammar make every syntax tree printable: a binder may also be `_`,
 `()` or a parenthesised pattern `(p)`, and a pattern may be parenthesised.
+
+A binder shadows a built-in name or an array form of the same name, as in ML and Haskell, so adding
+a built-in never breaks a program that used its name: the parser tracks which reserved names are
+bound in the current scope (`_Parser.shadowed`) and reads such a name there as a variable.
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ class _Parser:
         self.toks = TokenStream(text, filename)
         self.i = 0
         self.depth = 0
+        # Built-in and form names bound in the current scope, with how many binders bind each.
+        self.shadowed: dict[str, int] = {}
 
     # ---- token helpers --------------------------------------------------------------------
 
@@ -221,14 +227,28 @@ class _Parser:
         return self._tuple(items, A.PPair, opener)
 
     def bindable_name(self) -> str:
-        """Consume a NAME that is about to be bound; built-in names and keywords are reserved."""
+        """Consume a NAME that is about to be bound; keywords are reserved (built-in names are not:
+        a binder shadows them, `bind`)."""
         tok = self.peek()
         self.refuse_keyword(tok)
         if tok.kind != "NAME":
             raise self.error(f"expected a name, found {tok.describe()}", tok)
-        if tok.text in _BUILTINS or tok.text in _FORMS:
-            raise self.error(f"'{tok.text}' is a built-in name and is reserved: it cannot be bound", tok)
         return self.advance().text
+
+    def bind(self, names: list[str]) -> list[str]:
+        """Bring `names` into scope (those that shadow a built-in or a form count); `unbind` ends it."""
+        reserved = [n for n in names if n in _BUILTINS or n in _FORMS]
+        for n in reserved:
+            self.shadowed[n] = self.shadowed.get(n, 0) + 1
+        return reserved
+
+    def unbind(self, reserved: list[str]) -> None:
+        for n in reserved:
+            left = self.shadowed[n] - 1
+            if left:
+                self.shadowed[n] = left
+            else:
+                del self.shadowed[n]
 
     def refuse_keyword(self, tok: Token) -> None:
         if tok.kind in _KEYWORDS:
@@ -282,7 +302,9 @@ class _Parser:
         start = self.advance()
         binders = self.binders("'\\'")
         self.expect("->", " after the lambda's parameters")
+        scope = self.bind(_binder_names(binders))
         body = self.expr()
+        self.unbind(scope)
         for b in reversed(binders):
             body = A.Lam(b, body, span=self.span_from(b.span))
         body.span = self.span_from(start.span)
@@ -292,17 +314,20 @@ class _Parser:
         """`let p = e in body`; a chain of `let`s / `letrec`s is parsed in a loop, so its length
         does not count as nesting (generated and unrolled code binds thousands in a row)."""
         heads: list[tuple[Token, Callable[[A.Expr, A.Span], A.Expr]]] = []
+        scope: list[str] = []
         while self.peek().kind in ("let", "letrec"):
             start = self.peek()
-            heads.append((start, self._let_head() if start.kind == "let" else self._letrec_head()))
+            heads.append((start, self._let_head(scope) if start.kind == "let" else self._letrec_head(scope)))
         body = self.expr()
+        self.unbind(scope)
         for start, make in reversed(heads):
             body = make(body, self.span_from(start.span))
         return body
 
     _letrec = _let
 
-    def _let_head(self) -> Callable[[A.Expr, A.Span], A.Expr]:
+    def _let_head(self, scope: list[str]) -> Callable[[A.Expr, A.Span], A.Expr]:
+        """`let p = rhs in`: `p` scopes over what follows (appended to `scope`), not over `rhs`."""
         self.advance()
         pat = self.pattern()
         tok = self.peek()
@@ -314,18 +339,23 @@ class _Parser:
         self.advance()
         rhs = self.expr()
         self.expect("in", " to close this 'let'")
+        scope += self.bind(_pattern_names(pat))
         return lambda body, span: A.Let(pat, rhs, body, span=span)
 
-    def _letrec_head(self) -> Callable[[A.Expr, A.Span], A.Expr]:
+    def _letrec_head(self, scope: list[str]) -> Callable[[A.Expr, A.Span], A.Expr]:
+        """`letrec f ps = rhs in`: `f` scopes over `rhs` and what follows, `ps` over `rhs`."""
         self.advance()
         tok = self.peek()
         if tok.kind not in _KEYWORDS and tok.kind != "NAME":
             raise self.error(f"expected a function name after 'letrec', found {tok.describe()}", tok)
         name = self.bindable_name()
+        scope += self.bind([name])
         binders = self.binders(f"'letrec {name}'")
         result = self.type_() if self.accept(":") else None
         self.expect("=", f" after the parameters of '{name}'")
+        params = self.bind(_binder_names(binders))
         rhs = self.expr()
+        self.unbind(params)
         self.expect("in", " to close this 'letrec'")
         return lambda body, span: A.LetRec(name, binders, result, rhs, body, span=span)
 
@@ -414,7 +444,9 @@ class _Parser:
                 tok,
             )
         self.expect("->", " after the pattern of this alternative")
+        scope = self.bind([n for p in pats for n in _pattern_names(p)])
         body = self.expr()
+        self.unbind(scope)
         return A.Alt(kind, pats, body, span=self.span_from(tok.span))
 
     def _operators(self) -> A.Expr:
@@ -468,10 +500,10 @@ class _Parser:
         tok = self.peek()
         kind = tok.kind
         if kind == "NAME":
-            if tok.text in _FORMS:
+            if tok.text in _FORMS and tok.text not in self.shadowed:
                 return self.nested(self._form)
             self.advance()
-            node = A.Builtin if tok.text in _BUILTINS else A.Var
+            node = A.Builtin if tok.text in _BUILTINS and tok.text not in self.shadowed else A.Var
             return node(tok.text, span=tok.span)
         if kind == "[|":
             opener = tok
@@ -617,10 +649,12 @@ class _Parser:
         self.expect("->", f" after the index names: {usage}")
         body: A.Expr | None = None
         idxs: list[A.Expr] = []
+        scope = self.bind(params)
         if kind == "ix":
             idxs = self._expr_list("[", "]", f"the target index: {usage}")
         else:
             body = self.expr()
+        self.unbind(scope)
         self._close(")", opener)
         return params, body, idxs
 
@@ -677,11 +711,31 @@ class _Parser:
                 f"duplicate definition of '{name}' (first defined at line {first.line}, column {first.col})", tok
             )
         names[name] = tok
+        self.bind([name])  # in scope in its own body and every later definition
         binders = self.binders(f"'def {name}' (a definition is a function of at least one parameter)")
         result = self.type_() if self.accept(":") else None
         self.expect("=", f" after the parameters of '{name}'")
+        params = self.bind(_binder_names(binders))
         body = self.expr()
+        self.unbind(params)
         return A.Def(name, binders, result, body, span=self.span_from(start.span))
+
+
+def _pattern_names(p: A.Pattern) -> list[str]:
+    """The names a pattern binds."""
+    out: list[str] = []
+    stack = [p]
+    while stack:
+        q = stack.pop()
+        if isinstance(q, A.PVar):
+            out.append(q.name)
+        elif isinstance(q, A.PPair):
+            stack += (q.left, q.right)
+    return out
+
+
+def _binder_names(binders: list[A.Binder]) -> list[str]:
+    return [n for b in binders for n in _pattern_names(b.pat)]
 
 
 def _block_hint(tok: Token) -> str:
