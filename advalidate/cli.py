@@ -1,4 +1,4 @@
-"""The `advalidate` command (README.md, "Command line").
+"""The `advalidate` command (docs/cli.md).
 
 Exit status: 0 nothing found, 1 a finding, 2 bad usage or bad input, 3 nothing found but nothing
 checked or incidents (`cli_args.EXIT_STATUSES`). Bad input is reported as one message naming file,
@@ -39,8 +39,9 @@ __all__ = ["EXIT_FINDING", "EXIT_INCOMPLETE", "EXIT_OK", "EXIT_USAGE", "UsageErr
 DESCRIPTION = (
     "advalidate: verification and property testing of automatic differentiation (AD). Evaluate and "
     "differentiate programs of a small functional language, judge the gradients of AD engines with "
-    "oracles, fuzz engines with random programs, and measure their complexity. The README has the "
-    "language, the plug-in protocol for your own engine and every command."
+    "oracles, fuzz engines with random programs, and measure their complexity. The README is the front page; "
+    "docs/cli.md has every command and option, docs/language.md the language, docs/plugins.md the "
+    "protocol for your own engine."
 )
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-#: Exit statuses of every subcommand (README, "Command line"). 0, 1 and 2 are the contract; 3 is
+#: Exit statuses of every subcommand (docs/cli.md, "Exit statuses"). 0, 1 and 2 are the contract; 3 is
 #: what a run that cannot vouch for anything says instead of 0.
 EXIT_OK = 0  # nothing found
 EXIT_FINDING = 1  # a finding: a wrong gradient or a complexity violation

@@ -17,7 +17,7 @@ garbage collector's full collections do not always hit the same one), and each k
 round, so load changes hit them alike. The ratio gradient / primal is the
 number to read: the paper's own table reports absolute times of compiled Haskell, whose ratio to
 its primal is smaller. The table is printed and written as JSON; `--readme` also replaces the
-table between the `table1` markers of README.md.
+table between the `table1` markers of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", metavar="NAME", help="only this benchmark (repeatable)")
     ap.add_argument("--no-peers", action="store_true", help="do not time autograd / JAX / PyTorch")
     ap.add_argument(
-        "--readme", action="store_true", help="also write the table into README.md (between its table1 markers)"
+        "--readme", action="store_true", help="also write the table into docs/benchmarks.md (between its markers)"
     )
     args = ap.parse_args(argv)
 
@@ -325,8 +325,8 @@ def main(argv: list[str] | None = None) -> int:
             f"Gradient time / primal time, measured side by side by `python3 benchmarks/table1.py` "
             f"({meta['date']}, Python {meta['python']}, {meta['machine']}; {meta['mode']}):\n\n{md}"
         )
-        if not update_readme(ROOT / "README.md", block):
-            log("README.md has no <!-- table1:start --> / <!-- table1:end --> markers: not updated")
+        if not update_readme(ROOT / "docs" / "benchmarks.md", block):
+            log("docs/benchmarks.md has no <!-- table1:start --> / <!-- table1:end --> markers: not updated")
     return 0
 
 
