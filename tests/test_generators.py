@@ -212,13 +212,14 @@ def test_program_inputs_strategy(pi: tuple[adv.Program, object]) -> None:
 
 
 @given(programs(max_size=15, features=["lists", "fold"]))
+@settings(deadline=None)
 def test_programs_strategy(prog: adv.Program) -> None:
     assert parse_module(prog.source) == prog.module
     assert not constructs(prog) & {"application", "letrec", "par", "parmap", "case_sum"}
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(program_inputs())
 def test_program_inputs_500_examples(pi: tuple[adv.Program, object]) -> None:
     """The issue's bar: 500 examples, health checks at their defaults."""

@@ -13,7 +13,7 @@ import random
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 import advalidate as adv
 from advalidate.fuzz import shrink as S
@@ -64,6 +64,7 @@ def test_seeded_array_programs_round_trip_and_behave(features: object) -> None:
 
 
 @given(program_inputs(max_size=30, features=ARRAY_MIX))
+@settings(deadline=None)  # generating a program takes a variable time: no wall-clock limit
 def test_program_inputs_strategy_with_arrays(pi: tuple[adv.Program, object]) -> None:
     prog, x = pi
     check_value(x, prog.input_type)
@@ -73,6 +74,7 @@ def test_program_inputs_strategy_with_arrays(pi: tuple[adv.Program, object]) -> 
 
 
 @given(programs(max_size=20, features=ARRAYS_ONLY))
+@settings(deadline=None)
 def test_programs_strategy_arrays_only(prog: adv.Program) -> None:
     assert adv.parse(prog.source).module == prog.module
     assert not constructs(prog) & {"let", "lambda", "pair", "if_real", "letrec", "list"}

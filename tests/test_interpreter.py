@@ -529,7 +529,7 @@ def test_recorded_arguments_are_the_values_computed_so_far(recorder):
     exp=st.integers(min_value=-1200, max_value=1200),
     dps=st.sampled_from([15, 30, 60, 80]),
 )
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)  # the default 100 examples; more only under `slow`
 def test_mp_range_check_matches_its_definition(mant, exp, dps):
     """`MpOps._ok` decides "finite and |v| ≤ 1e300" from the mpf's exponent and bit count where
     that is exact: the same decision as comparing the numbers, near the bound 2^996..2^997 too."""

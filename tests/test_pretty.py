@@ -98,7 +98,7 @@ def modules(draw):
 
 # ---- round trips ----------------------------------------------------------------------------
 
-FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
@@ -181,7 +181,7 @@ def test_every_node_span_covers_its_own_source(e):
 # ---- robustness: damaged program text -------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(exprs, st.data())
 def test_damaged_text_parses_or_raises_parse_error(e, data):
     text = pretty_expr(e)

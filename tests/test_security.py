@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import advalidate as adv
@@ -294,10 +294,12 @@ def _run_soup(text: str) -> None:
 
 
 @given(st.lists(st.sampled_from(TOKENS), max_size=40))
+@settings(deadline=None)  # a parse and a bounded evaluation: variable work, no wall-clock limit
 def test_token_soup_never_runs_python_or_crashes(tokens):
     _run_soup(" ".join(tokens))
 
 
 @given(st.lists(st.sampled_from(TOKENS), max_size=25))
+@settings(deadline=None)
 def test_token_soup_after_a_valid_prefix(tokens):
     _run_soup(r"\(x : R) -> " + " ".join(tokens))

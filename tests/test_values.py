@@ -6,7 +6,7 @@ import math
 
 import mpmath
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import advalidate as adv
@@ -236,6 +236,7 @@ def real_leaves(ty: T.Type, v) -> list:
 
 
 @given(typed_values)
+@settings(deadline=None)  # values of any size: no wall-clock limit
 def test_show_value_round_trips_through_parse_value(tv):
     ty, v = tv
     check_value(v, ty)
@@ -247,6 +248,7 @@ def test_show_value_round_trips_through_parse_value(tv):
 
 
 @given(typed_values)
+@settings(deadline=None)  # values of any size: no wall-clock limit
 def test_flatten_unflatten_laws(tv):
     ty, v = tv
     flat = adv.flatten(v)
