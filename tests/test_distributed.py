@@ -319,11 +319,11 @@ def test_a_hung_program_is_bounded_by_timeout_and_a_crash_costs_only_its_program
     from advalidate.generators import generate
 
     engines = ["broken_engines:Crashing", "broken_engines:Hanging"]  # die on `cos`, never answer on `exp`
-    start = time.monotonic()  # (--timeout 8: ample for the others, even on a loaded machine)
+    # --timeout 8, run again with 8 s: the hangs are bounded by it; the other programs (milliseconds
+    # of work each) must answer within it, the one wall-clock bound this test cannot do without.
     s = campaign(
         tmp_path / "o", cluster.scheduler_address, programs=12, engines=engines, seed=4, timeout=8, timeout_retry=1
     )
-    assert time.monotonic() - start < 60
     uses: dict[int, set[str]] = {}  # programs that use `cos` or `exp`: the ones that must be incidents
     for i in range(12):  # seed 4: programs 1 and 2 use both, 10 only `exp`
         pseed = program_seed(4, i)
@@ -368,10 +368,11 @@ def test_ctrl_c_cancels_the_batches_and_writes_what_was_found(tmp_path: Path) ->
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any(out.glob("f001-*/finding.json")):
+        # Waits for the event, not for a time: a campaign that ends first (its --seconds 600 is the
+        # safety net) fails the test.
+        while not any(out.glob("f001-*/finding.json")):
+            assert proc.poll() is None, ("the campaign ended without a finding", proc.communicate())
             time.sleep(0.2)
-        assert any(out.glob("f001-*/finding.json")), "no finding within 60 s"
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 4  # two Dask workers, each with the child that runs its programs
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends it: to the whole process group
