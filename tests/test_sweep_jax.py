@@ -36,7 +36,10 @@ SUBSET = [
 
 @pytest.fixture(scope="module")
 def subset() -> list[OpRecord]:
-    return list(records("jax", ops=SUBSET, seed=3))
+    recs = list(records("jax", ops=SUBSET, seed=3))
+    # every name selects records (a renamed op would leave the loops below with nothing to check)
+    assert {r.op for r in recs} == set(SUBSET)
+    return recs
 
 
 def _leaves(y):
@@ -58,11 +61,15 @@ def test_records_are_seeded_and_independent_of_the_selection(subset):
     again = {(r.op, r.sample, r.variant): r for r in records("jax", ops=SUBSET, seed=3)}
     alone = {(r.op, r.sample, r.variant): r for r in records("jax", ops=["jax.numpy.cumprod"], seed=3)}
     other = {(r.op, r.sample, r.variant): r for r in records("jax", ops=SUBSET, seed=4)}
+    assert alone and alone.keys() <= again.keys()
+    compared_alone = 0
     for r in subset:
         key = (r.op, r.sample, r.variant)
         assert all(np.array_equal(a, b) for a, b in zip(r.args, again[key].args))
         if key in alone:
             assert all(np.array_equal(a, b) for a, b in zip(r.args, alone[key].args))
+            compared_alone += 1
+    assert compared_alone == len(alone)
     assert any(not np.array_equal(r.args[0], other[(r.op, r.sample, r.variant)].args[0]) for r in subset)
 
 
@@ -145,6 +152,7 @@ def test_edge_variants_reach_their_regions():
 
 def test_known_refusals_are_recorded_and_really_refused():
     by_op = {r.op: r for r in records("jax", ops=["jax.scipy.special.gammainc", "lax.igamma"], seed=0)}
+    assert set(by_op) == {"jax.scipy.special.gammainc", "lax.igamma"}
     for r in by_op.values():
         assert r.modes == {"reverse", "forward"}
         assert "igamma_grad_a" in r.known["rev_over_rev"]
