@@ -26,10 +26,8 @@ def long_tuple(n: int) -> str:
 
 
 def gradient(name: str, prog, x: float) -> object:
-    try:
-        _, back = adv.engine(name).vjp(prog, x)
-    except NotImplementedError:
-        return None  # the stage declines (e.g. compiled's array-only pipeline on plain code)
+    """Every built-in engine differentiates straight-line code of any length: none may decline."""
+    _, back = adv.engine(name).vjp(prog, x)
     return back(1.0)
 
 
@@ -46,7 +44,7 @@ def test_ten_thousand_terms_parse_type_check_and_evaluate(make):
 def test_every_engine_differentiates_long_chains(make, name):
     prog = adv.parse(make(2_000))
     grad = gradient(name, prog, 1.5)
-    assert grad is None or grad == pytest.approx({long_sum: 2000.0, long_lets: 1.0}[make])
+    assert grad == pytest.approx({long_sum: 2000.0, long_lets: 1.0}[make])
 
 
 @pytest.mark.slow
@@ -54,4 +52,4 @@ def test_every_engine_differentiates_long_chains(make, name):
 def test_every_engine_differentiates_ten_thousand_terms(name):
     prog = adv.parse(long_sum(10_000))
     grad = gradient(name, prog, 1.5)
-    assert grad is None or grad == pytest.approx(10_000.0)
+    assert grad == pytest.approx(10_000.0)

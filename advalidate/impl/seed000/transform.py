@@ -25,9 +25,25 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...lang import core as C
+
+
+@dataclass(slots=True)
+class _Chain:
+    """An operation's translated result `head`: bindings down to `last`, whose body is `pair`.
+    Held by `Transformer._chains` (keyed by `id(head)`, which the entry keeps alive) until the one
+    operation that takes it as an argument links it into its own chain."""
+
+    head: C.Let
+    last: C.Let
+    pair: C.PairC
+
+
+#: One binding an operation needs before it runs: a single `let`, or an argument's whole chain.
+_Binding = tuple[str, C.CExpr] | _Chain
 
 
 class DualRules(Protocol):
@@ -47,6 +63,7 @@ class Transformer:
     def __init__(self, rules: DualRules) -> None:
         self.rules = rules
         self._ids = itertools.count()
+        self._chains: dict[int, _Chain] = {}
 
     def fresh(self, base: str) -> str:
         return f"{base}#{next(self._ids)}"
@@ -154,8 +171,12 @@ class Transformer:
     def prim(self, op: str, args: list[C.CExpr], primal: Callable[[list], C.CExpr] | None = None) -> C.CExpr:
         """Bind each argument's dual number, split it, compute the primal, then the stage's rule.
 
-        `primal(xs)` builds the primal computation (default: the scalar `Op`)."""
-        binds: list[tuple[str, C.CExpr]] = []
+        `primal(xs)` builds the primal computation (default: the scalar `Op`). The result's
+        binding chain is linked, not copied: an argument's floated chain (`split`) is spliced in
+        by pointing its last binding at what follows, so a chain of n operations is translated in
+        O(n) work, as the paper's transformation is (seed 000 §6: linear in program size; issue
+        #42: copying the chain at every level made `x + x + … + x` quadratic)."""
+        binds: list[_Binding] = []
         xs: list[C.CExpr] = []
         ds: list[C.CExpr] = []
         for a in args:
@@ -164,12 +185,27 @@ class Transformer:
             ds.append(d)
         y = self.fresh("y")
         value = C.Op(op, xs) if primal is None else primal(xs)
-        body = C.Let(y, value, self.rules.prim(self, op, xs, ds, C.Var(y)))
-        for name, rhs in reversed(binds):
-            body = C.Let(name, rhs, body)
-        return body
+        last = C.Let(y, value, self.rules.prim(self, op, xs, ds, C.Var(y)))
+        out: C.CExpr = last
+        for b in reversed(binds):
+            if isinstance(b, _Chain):
+                b.last.body = out
+                out = b.head
+            else:
+                out = C.Let(b[0], b[1], out)
+        self._remember(out, last)
+        return out
 
-    def split(self, a: C.CExpr, binds: list[tuple[str, C.CExpr]]) -> tuple[C.Var, C.Var]:
+    def _remember(self, out: C.CExpr, last: C.Let) -> None:
+        """Record `out` (a binding chain down to `last`) when it ends in a dual number built in
+        place, so the operation that takes it as an argument splices the chain in O(1)."""
+        e = last.body
+        while isinstance(e, C.Let) and self.own(e.name):
+            last, e = e, e.body
+        if isinstance(e, C.PairC):
+            self._chains[id(out)] = _Chain(out, last, e)
+
+    def split(self, a: C.CExpr, binds: list[_Binding]) -> tuple[C.Var, C.Var]:
         """Variables for the primal and derivative parts of the dual argument `a`, with the bindings
         they need appended to `binds` (evaluated in order, before the operation).
 
@@ -178,9 +214,16 @@ class Transformer:
         rather than the pair bound and taken apart (`let p = … in let x = fst p in let d = snd p`):
         an administrative reduction (seed 001 §4's A-normal form) that moves no operation, so every
         count is the same, while the target program and the work of compiling and running it
-        shrink. Only fresh names are floated, so none can capture a variable of the program."""
+        shrink. Only fresh names are floated, so none can capture a variable of the program. An
+        operation's own result (`_remember`) is floated whole, without walking its chain; any
+        other argument's chain is walked once, here, and is then part of an operation's result."""
+        chain = self._chains.pop(id(a), None)
+        if chain is not None and chain.head is a and isinstance(a, C.Let) and self.own(a.name):
+            binds.append(chain)
+            pair = chain.pair
+            return self._bound(pair.left, "x", binds), self._bound(pair.right, "d", binds)
         e = a
-        floated: list[tuple[str, C.CExpr]] = []
+        floated: list[_Binding] = []
         while isinstance(e, C.Let) and self.own(e.name):
             floated.append((e.name, e.rhs))
             e = e.body
@@ -190,7 +233,7 @@ class Transformer:
         p = self._bound(a, "p", binds)
         return self._bound(C.Fst(p), "x", binds), self._bound(C.Snd(p), "d", binds)
 
-    def _bound(self, e: C.CExpr, base: str, binds: list[tuple[str, C.CExpr]]) -> C.Var:
+    def _bound(self, e: C.CExpr, base: str, binds: list[_Binding]) -> C.Var:
         """`e` itself when it is a variable, else a fresh variable bound to it in `binds`."""
         if isinstance(e, C.Var):
             return e
