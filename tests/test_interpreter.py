@@ -10,10 +10,10 @@ Integer arithmetic and comparisons are not counted.
 
 from __future__ import annotations
 
-import glob
 import math
 import re
 import threading
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -29,11 +29,12 @@ from advalidate.lang.numeric import FloatOps, MpOps
 from advalidate.lang.program import CMP_OP_NAMES, REAL_OP_NAMES, run_reference
 from advalidate.lang.values import check_value
 
-EXAMPLES = sorted(glob.glob("examples/*.adv"))
+ROOT = Path(__file__).resolve().parent.parent  # examples/ found from this file, not from the working directory
+EXAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.adv"))
 
 
 def load(path: str):
-    text = open(path).read()
+    text = (ROOT / path).read_text(encoding="utf-8")
     m = re.search(r"^-- input: (.*)$", text, re.M)
     assert m, f"{path} has no '-- input:' line"
     prog = adv.parse(text, path)

@@ -7,10 +7,10 @@ and mpmath. Results must equal the reference interpreter's.
 
 from __future__ import annotations
 
-import glob
 import math
 import operator
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import mpmath
@@ -20,7 +20,8 @@ import advalidate as adv
 from advalidate import Inl, Inr
 from advalidate.lang.errors import BudgetError
 
-EXAMPLES = sorted(glob.glob("examples/*.adv"))
+ROOT = Path(__file__).resolve().parent.parent  # examples/ found from this file, not from the working directory
+EXAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.adv"))
 UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
 BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
@@ -126,12 +127,17 @@ def unbox(y):
 
 
 def load(path: str):
-    text = open(path).read()
+    text = (ROOT / path).read_text(encoding="utf-8")
     prog = adv.parse(text, path)
     return prog, adv.parse_value(re.search(r"^-- input: (.*)$", text, re.M).group(1), prog.input_type)
 
 
 # ---- every example, every namespace -----------------------------------------------------------
+
+
+def test_the_examples_are_found() -> None:
+    """The parametrised test below runs once per example: an empty list would skip it, not fail."""
+    assert len(EXAMPLES) >= 14 and "examples/fig1.adv" in EXAMPLES
 
 
 @pytest.mark.parametrize("path", EXAMPLES)

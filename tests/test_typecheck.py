@@ -7,7 +7,7 @@ functions, a fresh instance of a built-in's type at every use, `+ - *`, unary mi
 
 from __future__ import annotations
 
-import glob
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +19,8 @@ from advalidate.lang.ast import Span
 from advalidate.lang.errors import AdvError, ParseError, TypeCheckError
 from advalidate.lang.parser import parse_type
 from advalidate.lang.typecheck import MAX_TYPE_SIZE, typecheck_program
+
+ROOT = Path(__file__).resolve().parent.parent  # examples/ found from this file, not from the working directory
 
 
 def sig(text: str) -> str:
@@ -235,7 +237,7 @@ def test_let_is_monomorphic():
 
 
 def test_defs_file_types():
-    text = open("examples/defs.adv").read()
+    text = (ROOT / "examples" / "defs.adv").read_text(encoding="utf-8")
     p = adv.parse(text, "examples/defs.adv")
     assert (str(p.input_type), str(p.output_type)) == ("((R, R), Z)", "R")
     # unannotated defs are inferred from their bodies and uses
@@ -250,8 +252,10 @@ def test_defs_are_monomorphic_too():
 
 
 def test_every_node_gets_a_concrete_type():
-    for path in sorted(glob.glob("examples/*.adv")):
-        p = adv.parse(open(path).read(), path)
+    paths = sorted((ROOT / "examples").glob("*.adv"))
+    assert len(paths) >= 14
+    for path in paths:
+        p = adv.parse(path.read_text(encoding="utf-8"), str(path))
         for n in walk(p.expr):
             assert n.ty is not None and not has_tvar(n.ty), (path, n)
             if isinstance(n, A.BinOp):
