@@ -29,7 +29,6 @@ written. `state.json` is written every few seconds, so `--resume` can continue t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import pickle
@@ -46,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
-from ..impl.registry import EngineError
+from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK, add_import_path
+from ..impl.registry import EngineError, is_plugin_spec
 from ..oracles.verdict import FAIL, STATUSES
 from .errors import CampaignError
 from .findings import (
@@ -76,13 +75,14 @@ from .findings import (
 )
 from .mix import campaign_mix, generate_kwargs
 from .mix import describe as describe_mix
+from .outdir import OutDirError, OutLock, check_out, plain_name
 from .pool import Event, Pool
+from .state_check import checked_counts, checked_entry, checked_record, checked_rows, matches
 from .worker import (
     OUT_OF_MEMORY,
     SAMPLED_ORACLES,
     WorkerConfig,
     engine_label,
-    ensure_import_path,
     is_out_of_memory,
     load_engine_spec,
 )
@@ -99,6 +99,38 @@ MAX_DUPLICATE_SEEDS = 20
 #: The oracle a finding is shrunk and replayed with, when several saw it: the first of these.
 ORACLE_PREFERENCE = ("fd", "symbolic", "forward", "cross", "once", "linear")
 MAX_INCIDENT_DIRS = 100
+STATE_JSON = "state.json"
+#: The files a campaign writes in --out, and the directories (findings, candidates, their
+#: temporary names): what a new campaign there replaces (`Campaign._clear_previous`).
+OWN_FILES = (STATE_JSON, "summary.json", "report.html")
+_OWN_DIR = re.compile(r"\.?(f\d{3,}|pending-\d{3,})-[a-z0-9-]+(\.[A-Za-z0-9_]+)?", re.ASCII)
+_OWN_INCIDENT = re.compile(r"\.?i\d{3,}-[a-z-]+(\.[A-Za-z0-9_]+)?", re.ASCII)
+
+
+#: The campaign settings state.json records, and their types (`_restore_state` checks them).
+CONFIG_FIELDS: dict[str, Any] = {
+    "seed": int,
+    "engines": list[str],
+    "oracles": list[str] | None,
+    "max_size": int | None,
+    "features": str | None,
+    "sample": dict[str, int] | None,
+}
+
+
+def _typed(value: Any, hint: Any, key: str) -> Any:
+    """`value` of state.json's field `key` if it has type `hint`, else `TypeError` naming the field."""
+    if not matches(value, hint):
+        raise TypeError(f"field {key!r} is {value!r:.60}, not of type {hint}")
+    return value
+
+
+def _out_dir(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` with a refused --out (`outdir.OutDirError`) as the campaign's bad-usage error."""
+    try:
+        return fn(*args)
+    except OutDirError as exc:
+        raise CampaignError(str(exc)) from None
 
 
 #: The incident kind of a program still running when the time box ended before any program finished.
@@ -276,6 +308,7 @@ class Campaign:
         self._last_save = 0.0
         self._startup_failures = 0
         self.workers_started = 0  # this session's workers that finished starting (imports, engines)
+        self.lock = OutLock(self.out, "fuzz")  # held from `prepare` to the end of `run`
 
     # ---- set up ----------------------------------------------------------------------------
 
@@ -286,16 +319,20 @@ class Campaign:
 
             if (why := refused(cfg.scheduler) or missing_extra()) is not None:
                 raise CampaignError(why)
-        ensure_import_path()
         if cfg.resume:
             self._load_state()
-        elif cfg.seed is None:
-            cfg.seed = secrets.randbits(32)
+            previous = True
+        else:
+            previous = _out_dir(check_out, self.out, STATE_JSON, "fuzz")
+            if cfg.seed is None:
+                cfg.seed = secrets.randbits(32)
         specs = cfg.engines
         if not specs:
             from ..impl import engine_names
 
             specs = engine_names()
+        if any(isinstance(s, str) and is_plugin_spec(s) for s in specs):
+            add_import_path()  # a plug-in's module is looked up in the current directory too, last
         self.engine_specs: list[str] = []
         self.worker_engines: list[str | bytes] = []
         self.engine_names: list[str] = []
@@ -339,7 +376,6 @@ class Campaign:
             max_size=cfg.max_size,
             sample=dict(SAMPLED_ORACLES if cfg.sample is None else cfg.sample),
             sys_path=list(sys.path),
-            cwd=os.getcwd(),
             memory_limit=cfg.memory_limit,
             mix=self.mix,
             programs=cfg.programs,
@@ -347,30 +383,44 @@ class Campaign:
         if cfg.scheduler is not None:  # a cluster that cannot be reached leaves --out as it was
             self.pool = self._dask_pool()
         try:
-            self.replaced_previous = False if cfg.resume else self._clear_previous()
             self.out.mkdir(parents=True, exist_ok=True)
+            _out_dir(self.lock.acquire)
+            self.replaced_previous = previous and not cfg.resume
+            if self.replaced_previous:
+                self._clear_previous()
+            self.save()  # state.json at once: from now on the directory is this campaign's
         except BaseException:
+            self.lock.release()
             if self.pool is not None:
                 self.pool.close()
                 self.pool = None
             raise
 
-    def _clear_previous(self) -> bool:
-        """A new campaign in a directory that holds an old one replaces the old one's files."""
-        if not self.out.is_dir():
-            return False
-        found = (self.out / "state.json").exists()
-        for p in self.out.iterdir():
-            ours = (p / FINDING_JSON).exists() or p.name == "incidents" or re.match(r"\.(f\d{3}|pending)-", p.name)
-            if p.is_dir() and ours:
-                shutil.rmtree(p, ignore_errors=True)
-            elif p.name in ("summary.json", "state.json", "report.html"):
-                p.unlink(missing_ok=True)
-        return found
+    def _clear_previous(self) -> None:
+        """A new campaign in a directory that holds an old one (`outdir.check_out`) replaces the old
+        one's files: only what a campaign writes there, by its names; anything else stays."""
+        incidents = self.out / "incidents"
+        for d, pattern in ((self.out, _OWN_DIR), (incidents, _OWN_INCIDENT)):
+            for p in d.iterdir() if d.is_dir() and not d.is_symlink() else ():
+                whole = p.name.startswith(".") or (p / FINDING_JSON).is_file() or (p / "incident.json").is_file()
+                if p.is_dir() and not p.is_symlink() and pattern.fullmatch(p.name) and whole:
+                    shutil.rmtree(p, ignore_errors=True)
+                elif p.name in OWN_FILES and d == self.out and not p.is_dir():
+                    p.unlink(missing_ok=True)
+        try:
+            incidents.rmdir()  # when nothing but the old campaign's incidents was there
+        except OSError:
+            pass
 
     # ---- the main loop -----------------------------------------------------------------------
 
     def run(self) -> int:
+        try:
+            return self._run()
+        finally:
+            self.lock.release()
+
+    def _run(self) -> int:
         self.prepare()
         self.started = time.monotonic()
         self.deadline = self.started + self.cfg.seconds
@@ -985,7 +1035,7 @@ class Campaign:
         since it was last written, so that the counts in all of them agree."""
         self._last_save = time.monotonic()
         self._flush()
-        atomic_write_json(self.out / "state.json", self.state())
+        atomic_write_json(self.out / STATE_JSON, self.state())
         atomic_write_json(self.out / "summary.json", self.summary())
 
     def _flush(self) -> None:
@@ -1038,7 +1088,7 @@ class Campaign:
         }
 
     def _load_state(self) -> None:
-        path = self.out / "state.json"
+        path = self.out / STATE_JSON
         if not path.exists():
             raise CampaignError(f"{self.out}: no campaign to resume (no state.json)")
         try:
@@ -1046,11 +1096,11 @@ class Campaign:
         except (OSError, ValueError) as exc:
             raise CampaignError(f"{path}: cannot read campaign state: {exc}") from None
         try:  # valid JSON with missing or mistyped fields: bad input, not a traceback
+            if not isinstance(st, dict):
+                raise TypeError(f"a JSON {type(st).__name__}, not an object")
+            checked_counts(st, ("next_index", "programs", "skipped", "errors", "number", "nodes_total"))
             self._restore_state(st)
-            counters = (self.next_index, self.programs, self.skipped, self.errors, self.number)
-            if not all(isinstance(n, int) and not isinstance(n, bool) for n in counters):
-                raise TypeError("a program counter is not an integer")
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OutDirError) as exc:
             what = f"missing field {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
             raise CampaignError(f"{path}: not a campaign state that --resume can continue ({what})") from None
 
@@ -1073,6 +1123,14 @@ class Campaign:
 
     def _restore_state(self, st: dict[str, Any]) -> None:
         c = st["config"]
+        for key, hint in CONFIG_FIELDS.items():
+            _typed(c[key] if key == "seed" else c.get(key), hint, f"config.{key}")
+        from ..oracles import oracle_names
+        from .replay import printable
+
+        for o in c.get("oracles") or []:
+            if o not in oracle_names():
+                raise ValueError(f"config.oracles names an unknown oracle {printable(o)!r}")
         cfg = self.cfg
         for key in ("seed", "max_size", "oracles"):
             given = getattr(cfg, key)
@@ -1089,27 +1147,35 @@ class Campaign:
         cfg.engines = list(c["engines"])
         cfg.sample = c.get("sample")
         self.next_index = st["next_index"]
-        self.retry = deque(st.get("retry", []))
-        self.timed_out = set(st.get("timed_out", []))
-        self.elapsed_before = st["elapsed"]
-        self.sessions = st.get("sessions", 1)
+        self.retry = deque(_typed(st.get("retry", []), list[int], "retry"))
+        self.timed_out = set(_typed(st.get("timed_out", []), list[int], "timed_out"))
+        self.elapsed_before = _typed(st["elapsed"], float, "elapsed")
+        self.sessions = _typed(st.get("sessions", 1), int, "sessions")
         self.programs, self.skipped, self.errors = st["programs"], st["skipped"], st["errors"]
-        self.busy_seconds = st["busy_seconds"]
-        self.cpu_seconds = st.get("cpu_seconds", 0.0)
+        self.busy_seconds = _typed(st["busy_seconds"], float, "busy_seconds")
+        self.cpu_seconds = _typed(st.get("cpu_seconds", 0.0), float, "cpu_seconds")
         self.nodes_total = st["nodes_total"]
-        self.nodes_hist = Counter({int(k): v for k, v in st["nodes_hist"].items()})
-        self.verdicts = Counter({(e, o, s): n for e, o, s, n in st["verdicts"]})
-        self.reasons = Counter({(e, o, r): n for e, o, r, n in st.get("inconclusive_reasons", [])})
-        self.coverage = Counter(st["coverage"])
-        self.calls = Counter(st.get("calls", {}))
-        self.unclassified = Counter(st.get("unclassified", {}))
+        hist = _typed(st["nodes_hist"], dict[str, int], "nodes_hist")
+        self.nodes_hist = Counter({int(k): v for k, v in hist.items()})
+        self.verdicts = Counter({(e, o, s): n for e, o, s, n in checked_rows(st["verdicts"], 3, "verdicts")})
+        reasons = checked_rows(st.get("inconclusive_reasons", []), 3, "inconclusive_reasons")
+        self.reasons = Counter({(e, o, r): n for e, o, r, n in reasons})
+        self.coverage = Counter(_typed(st["coverage"], dict[str, int], "coverage"))
+        self.calls = Counter(_typed(st.get("calls", {}), dict[str, int], "calls"))
+        self.unclassified = Counter(_typed(st.get("unclassified", {}), dict[str, int], "unclassified"))
         self.number = st["number"]
-        self.next_id = st.get("next_id", 0)
-        self.incidents = st.get("incidents", [])
-        self.waiting = list(st.get("waiting", []))
-        known = {f.name for f in dataclasses.fields(Finding)}
-        for d in st["findings"]:
-            f = Finding(**{k: v for k, v in d.items() if k in known})
+        self.next_id = _typed(st.get("next_id", 0), int, "next_id")
+        self.incidents = _typed(st.get("incidents", []), list[dict[str, Any]], "incidents")
+        for i, rec in enumerate(self.incidents):
+            _typed(rec.get("kind"), str, f"incidents[{i}].kind")
+            if "dir" in rec:
+                where = f"incidents[{i}].dir"
+                top, _, name = str(_typed(rec["dir"], str, where)).partition("/")
+                plain_name(name if top == "incidents" else rec["dir"], where)
+        waiting = _typed(st.get("waiting", []), list, "waiting")
+        self.waiting = [checked_entry(w, f"waiting[{i}]") for i, w in enumerate(waiting)]
+        for i, d in enumerate(_typed(st["findings"], list, "findings")):
+            f = Finding(**checked_record(Finding, d, f"findings[{i}]"))
             if not f.settled and f.status in ("shrinking", "pending", "unshrunk", "partly-shrunk"):
                 f.status = "pending"  # shrinking goes on from the best result so far
                 self.shrink_queue.append(f.id)

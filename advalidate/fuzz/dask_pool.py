@@ -307,7 +307,7 @@ class DaskPool:
     ) -> None:
         self.scheduler = scheduler
         # The workers have their own import path and working directory: none of the client's.
-        self.cfg = dataclasses.replace(cfg, sys_path=[], cwd="")
+        self.cfg = dataclasses.replace(cfg, sys_path=[])
         self.fixed_batch = batch_size
         self.token = uuid.uuid4().hex[:12]
         self.topic = f"advalidate-shrink-{self.token}"

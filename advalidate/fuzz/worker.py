@@ -52,7 +52,6 @@ class WorkerConfig:
     max_size: int | None = None
     sample: dict[str, int] = field(default_factory=lambda: dict(SAMPLED_ORACLES))
     sys_path: list[str] = field(default_factory=list)
-    cwd: str = ""
     size: int | None = None  # a fixed target size for every program (benchmarks); None: a spread
     memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (RLIMIT_AS)
     mix: dict[str, Any] | None = None  # what the generator draws (mix.py); None: the default mix
@@ -118,11 +117,13 @@ def load_engine_spec(spec: str | bytes) -> Any:
     return engine(spec)
 
 
-def ensure_import_path(cwd: str | None = None) -> None:
-    """`module:attr` engines are looked up from the current directory too (as `python -m` would)."""
-    here = cwd or os.getcwd()
-    if here not in sys.path:
-        sys.path.insert(0, here)
+def extend_import_path(paths: list[str]) -> None:
+    """The campaign's import path in a worker: the entries it lacks, appended in the campaign's order,
+    never before the standard library and installed packages (a module in the current directory,
+    which the campaign appends for a plug-in engine, must never shadow one advalidate imports)."""
+    for p in paths:
+        if p not in sys.path:
+            sys.path.append(p)
 
 
 def engine_label(eng: Any) -> str:
@@ -453,10 +454,7 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
     detach_from_signals()
     from ..lang.deep import run_deep
 
-    for p in reversed(cfg.sys_path):
-        if p not in sys.path:
-            sys.path.insert(0, p)
-    ensure_import_path(cfg.cwd or None)
+    extend_import_path(cfg.sys_path)
     try:
         engines = [load_engine_spec(s) for s in cfg.engines]
         defaults = default_oracles() if cfg.oracles is None else []
@@ -468,13 +466,13 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
         setup = getattr(e, "worker_setup", None)
         if callable(setup):
             setup()
+    load_lazy_modules(defaults if cfg.oracles is None else cfg.oracles)  # before the limit: it counts programs
     if cfg.memory_limit:
         try:
             limit_memory(cfg.memory_limit, engines)
         except (OSError, ValueError, OverflowError, ImportError) as exc:
             _send(conn, ("fatal", f"cannot set the memory limit: {type(exc).__name__}: {exc}"))
             return
-    load_lazy_modules(defaults if cfg.oracles is None else cfg.oracles)
     settle_collector()
     prepared: dict[int, int] = {}
     _send(conn, ("ready", os.getpid()))

@@ -1,0 +1,203 @@
+"""Campaign directories and state files that are hostile or wrong (issue #42, points 4, 5, 6, 10, 16, 18).
+
+A campaign directory is data people send each other, and `--out` any directory a user names: what a
+campaign reads there never names a path out of it, what it deletes is only its own, one campaign at a
+time runs in it, and every bad input is a clear error with exit status 2. Campaigns here are bounded
+by `--programs N` counts, never by time, and kept tiny (one worker, the `fd` oracle).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import advalidate
+from advalidate.cli import main
+
+ROOT = Path(advalidate.__file__).resolve().parent.parent
+TINY = ("--seconds", "600", "--workers", "1", "--oracle", "fd", "--engine", "tape", "--progress", "quiet")
+
+
+def env(*paths: Path) -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(ROOT), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    e.pop("CI", None)
+    return e
+
+
+def advalidate_run(*args: str, cwd: Path | None = None, paths: tuple[Path, ...] = ()) -> subprocess.CompletedProcess:
+    """`advalidate ARGS` in a fresh interpreter that puts no directory of its own first on the import
+    path (`-P`, as the installed `advalidate` script does not either)."""
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "advalidate.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env(*paths),
+        cwd=cwd,
+    )
+
+
+def one_error(err: str) -> str:
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def campaign_state(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The state.json of a real one-program campaign of a built-in engine."""
+    out = tmp_path_factory.mktemp("made") / "o"
+    res = advalidate_run("fuzz", "--programs", "1", "--seed", "5", "--out", str(out), *TINY)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return json.loads((out / "state.json").read_text())
+
+
+def pending_finding(name: str) -> dict:
+    """A candidate as state.json keeps it, still to be shrunk (so --resume writes its directory)."""
+    program = "\\(x : R) -> sin x\n"
+    return {
+        "id": 1, "name": name, "engine": "tape", "engine_spec": "tape", "oracle": "fd", "kind": "wrong gradient",
+        "verdict": {"oracle": "fd", "engine": "tape", "status": "fail", "detail": "made up"}, "index": 0, "seed": 1,
+        "size": None, "original": program, "original_input": "1.0", "nodes_before": 4, "constructs": ["sin"],
+        "found_at": 0.0, "program": program, "input": "1.0", "nodes_after": 4, "status": "pending",
+    }  # fmt: skip
+
+
+def resume(out: Path, state: dict) -> int:
+    out.mkdir(exist_ok=True)
+    (out / "state.json").write_text(json.dumps(state))
+    return main(["fuzz", "--resume", "--out", str(out), "--programs", "1", *TINY[:-4], "--progress", "quiet"])
+
+
+# ---- point 4: names read from state.json ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["../victim", "..", ".", "a/b", "/tmp/advalidate-victim", "", "x" * 200, "a\\b"])
+def test_resume_refuses_a_finding_name_that_is_not_a_plain_directory_name(name, campaign_state, tmp_path, capsys):
+    out = tmp_path / "o"
+    state = dict(campaign_state, findings=[pending_finding(name)], next_id=1)
+    assert resume(out, state) == 2
+    line = one_error(capsys.readouterr().err)
+    assert "not a campaign state that --resume can continue" in line and "not a plain directory name" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+    assert sorted(p.name for p in out.iterdir()) == ["state.json"]  # nothing written, not even a lock
+
+
+def test_resume_still_continues_a_finding_with_a_plain_name(campaign_state, tmp_path, capsys):
+    out = tmp_path / "o"
+    state = dict(campaign_state, findings=[pending_finding("pending-001-tape")], next_id=1)
+    assert resume(out, state) in (0, 1, 3)
+    assert (out / "pending-001-tape" / "finding.json").exists() or any(out.glob("f001-*/finding.json"))
+
+
+WRONG_TYPES = {
+    "finding-program": lambda st: dict(st, findings=[dict(pending_finding("pending-001-tape"), program=5)]),
+    "finding-verdict": lambda st: dict(st, findings=[dict(pending_finding("pending-001-tape"), verdict="x")]),
+    "finding-id": lambda st: dict(st, findings=[dict(pending_finding("pending-001-tape"), id="1")]),
+    "retry": lambda st: dict(st, retry=["a"]),
+    "timed-out": lambda st: dict(st, timed_out=5),
+    "elapsed": lambda st: dict(st, elapsed="long"),
+    "incidents": lambda st: dict(st, incidents=[5]),
+    "incident-dir": lambda st: dict(st, incidents=[{"kind": "crash", "dir": "incidents/../../x"}]),
+    "waiting": lambda st: dict(st, waiting=[{"engine": "tape"}]),
+    "config-engines": lambda st: dict(st, config=dict(st["config"], engines="tape")),
+    "config-seed": lambda st: dict(st, config=dict(st["config"], seed="5")),
+    "config-oracle": lambda st: dict(st, config=dict(st["config"], oracles=["nope"])),
+    "coverage": lambda st: dict(st, coverage={"sin": "many"}),
+    "verdict-rows": lambda st: dict(st, verdicts=[["tape", "fd", "pass", "1"]]),
+}
+
+
+@pytest.mark.parametrize("change", list(WRONG_TYPES))
+def test_resume_with_wrongly_typed_fields_is_bad_input(change, campaign_state, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert resume(out, WRONG_TYPES[change](campaign_state)) == 2
+    line = one_error(capsys.readouterr().err)
+    assert line.startswith(f"advalidate fuzz: {out / 'state.json'}: not a campaign state that --resume can continue")
+
+
+# ---- point 6: what --out may hold, what a campaign deletes, one campaign at a time ------------------------
+
+
+def test_a_new_campaign_refuses_a_directory_that_holds_no_campaign(tmp_path, capsys):
+    out = tmp_path / "mine"
+    (out / "incidents").mkdir(parents=True)
+    (out / "incidents" / "notes.txt").write_text("keep")
+    (out / "f001-kept").mkdir()
+    (out / "f001-kept" / "finding.json").write_text("{}")
+    (out / "report.html").write_text("my report")
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert main(["fuzz", "--programs", "1", "--out", str(out), *TINY]) == 2
+    line = one_error(capsys.readouterr().err)
+    assert f"--out {out}: not empty and not a fuzz campaign directory (no state.json)" in line
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+    assert (out / "report.html").read_text() == "my report"
+
+
+@pytest.mark.parametrize("out", ["/dev/null", "file"])
+def test_a_campaign_refuses_an_out_that_is_not_a_directory(out, tmp_path, capsys):
+    path = Path(out) if out.startswith("/") else tmp_path / out
+    if not path.exists():
+        path.write_text("x")
+    assert main(["fuzz", "--programs", "1", "--out", str(path), *TINY]) == 2
+    assert f"--out {path}: not a directory" in one_error(capsys.readouterr().err)
+
+
+def test_a_new_campaign_over_an_old_one_deletes_only_the_old_campaigns_files(tmp_path):
+    out = tmp_path / "o"
+    first = advalidate_run("fuzz", "--programs", "1", "--seed", "5", "--out", str(out), *TINY)
+    assert first.returncode == 0, first.stderr
+    (out / "notes.txt").write_text("mine")
+    (out / "mine").mkdir()
+    (out / "mine" / "finding.json").write_text("{}")
+    (out / "incidents").mkdir()
+    (out / "incidents" / "keep.txt").write_text("mine")
+    (out / "pending-001-tape").mkdir()  # a finding directory of the old campaign
+    (out / "pending-001-tape" / "finding.json").write_text("{}")
+    again = advalidate_run("fuzz", "--programs", "1", "--seed", "6", "--out", str(out), *TINY)
+    assert again.returncode == 0, again.stderr
+    assert (out / "notes.txt").read_text() == "mine" and (out / "mine" / "finding.json").exists()
+    assert (out / "incidents" / "keep.txt").exists()
+    assert not (out / "pending-001-tape").exists()
+    assert json.loads((out / "state.json").read_text())["config"]["seed"] == 6
+
+
+def hold_lock(out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / ".advalidate.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_second_campaign_on_the_same_out_exits_2(resume, campaign_state, tmp_path):
+    """A campaign holds an exclusive lock on its --out while it runs (here the test holds it, as the
+    first campaign would): a second one stops at once, before it touches anything there."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "state.json").write_text(json.dumps(campaign_state))
+    fd = hold_lock(out)
+    try:
+        args = ["--resume"] if resume else []
+        res = advalidate_run("fuzz", *args, "--programs", "2", "--out", str(out), *TINY)
+    finally:
+        os.close(fd)
+    assert res.returncode == 2, res.stdout + res.stderr
+    line = one_error(res.stderr)
+    assert f"--out {out}: another fuzz campaign is running in this directory" in line
+    assert json.loads((out / "state.json").read_text()) == campaign_state
+
+
+def test_the_lock_is_free_again_after_a_campaign(tmp_path):
+    out = tmp_path / "o"
+    res = advalidate_run("fuzz", "--programs", "1", "--out", str(out), *TINY)
+    assert res.returncode == 0, res.stderr
+    os.close(hold_lock(out))
