@@ -32,6 +32,8 @@ from .values import check_value, convert
 from .xp import XpArrays, convert_xp
 
 DEFAULT_BUDGET = 10_000_000
+#: Digits of mp evaluation at most: the oracles use 50 to 80; a hundred million would take minutes per operation.
+MAX_DPS = 10_000
 REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "real")
 # Optional in an `ops` namespace (docs/api.md): only programs that use them need them.
 SPECIAL_OP_NAMES = tuple(SPECIALS)
@@ -163,6 +165,8 @@ def run_reference(
     prog: Program, x: Any, numeric: str = "float", budget: int | None = DEFAULT_BUDGET, dps: int = DEFAULT_DPS
 ) -> RunResult:
     """Evaluate with the reference interpreter, recording op count, branch path and margin."""
+    if isinstance(dps, bool) or not isinstance(dps, int) or not 1 <= dps <= MAX_DPS:
+        raise ValueError(f"dps must be an integer from 1 to {MAX_DPS}, got {dps!r}")
     check_value(x, prog.input_type, "input")
     ref = _compiled_reference(prog, numeric)
     if not ref.lock.acquire(blocking=False):  # busy (another thread): a fresh one of its own

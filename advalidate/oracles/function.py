@@ -1,7 +1,8 @@
 """`adv.check_function`: check the gradient of a user's own function, in the style of `adv.check`.
 
     res = adv.check_function(f, *example_args, framework="jax" | "torch" | "autograd" | "numpy",
-                             vjp=None, jvp=None, argnums=None, seed=0, directions=3, checks=None)
+                             vjp=None, jvp=None, argnums=None, seed=0, directions=3, checks=None,
+                             timeout=60.0)
     print(res)          # verdict table, then every verdict that is not a pass, with its reason
     res.ok              # False iff some check failed (inconclusive and not_applicable never fail)
     adv.assert_function_gradients(f, *example_args, framework=..., strict=False)   # pytest-friendly
@@ -78,7 +79,13 @@ relative to the size of the input.
 A check is `fail` if any direction fails, `pass` if every direction passes, `inconclusive`
 otherwise (with the reasons), `not_applicable` if it does not apply to this framework or f.
 An exception from the reverse pass (or the gradient of a wrong shape) is a `fail`; an exception
-from f itself at the example arguments is raised to the caller.
+from f itself at the example arguments is raised to the caller. A rule's nan or inf is a `fail`
+where the differences resolve a finite derivative and `inconclusive` elsewhere (never a crash:
+its terms are summed without `math.fsum`, which raises on inf - inf). A call of f or of its
+reverse or forward pass that runs longer than `timeout` seconds (default `TIMEOUT`) makes every
+check `inconclusive` ("timeout: …"): the calls run on a worker thread (`interrupt.run_watched`),
+which the caller stops waiting for. `directions` is at most `DIRECTIONS_MAX`; out-of-range
+parameters are a ValueError naming the parameter, its limits and its value, before f runs.
 
 Outputs the framework marks non-differentiable (torch: a tensor output that does not require grad
 when every input does, e.g. native_batch_norm's saved statistics) and those named in
@@ -104,12 +111,13 @@ from typing import Any
 
 import numpy as np
 
+from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
 from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
 from .tolerance import FUNCTION_MAX_RTOL as MAX_RTOL
 from .tolerance import FUNCTION_NOISE_RTOL as NOISE_RTOL
 from .tolerance import FUNCTION_RTOL as RTOL
-from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, STATUSES, Verdict
+from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, STATUSES, Verdict, clip
 
 FRAMEWORKS = ("jax", "torch", "autograd", "numpy")
 CHECKS = ("fd", "forward", "dot")
@@ -138,6 +146,10 @@ JITTER = 8.0
 JUMP_NOISE = 1e-3
 #: Failing checks name positions by one finite difference per input element, up to this many elements.
 POSITIONS_MAX = 16
+#: Seconds one call of the user's code (f, its reverse or forward pass) may take (`timeout=`).
+TIMEOUT = 60.0
+#: At most this many random directions (each costs about 70 evaluations of f).
+DIRECTIONS_MAX = 1000
 
 
 class _NoForward(Exception):
@@ -388,6 +400,7 @@ class _Driver:
             self.forward_name = "the jvp= rule"
         self.out: _Outputs | None = None
         self.nondiff: tuple[int, ...] = ()  # output leaves the caller marks non-differentiable
+        self.watch = CallWatch(None)  # times each call of the user's code (`timeout=`)
 
     # framework specifics -------------------------------------------------------------------------
     def context(self) -> Any:
@@ -803,6 +816,23 @@ def _rel(err: float, ref: float) -> float:
     return err / ref if ref else (math.inf if err else 0.0)
 
 
+def _sum(terms: np.ndarray) -> float:
+    """Σ terms, correctly rounded (math.fsum) when every term is finite; inf or nan otherwise
+    (fsum raises on inf + -inf: a rule's infinite gradient is a verdict, not a crash)."""
+    if np.all(np.isfinite(terms)):
+        return math.fsum(terms)
+    with np.errstate(invalid="ignore"):
+        return float(np.sum(terms))
+
+
+def _resolved(fd: FiniteDifference | str | None) -> bool:
+    """Whether the finite differences resolve a finite derivative: only there can a rule's nan or
+    inf contradict anything (torch's linalg.norm at exactly 0, differentiated twice, jumps there)."""
+    if not isinstance(fd, FiniteDifference) or fd.kink or not math.isfinite(fd.central):
+        return False
+    return fd.central_err <= GIVE_UP * max(abs(fd.central), TINY * fd.phi_scale)
+
+
 class _Checker:
     def __init__(
         self, driver: _Driver, seed: int, directions: int, per_output: bool = True, kink_rule: str = "hull"
@@ -813,7 +843,8 @@ class _Checker:
         self.rng = np.random.default_rng(seed)
         self.n_dirs = directions
         self.x = self.args.x0
-        self.y0 = driver.start()
+        with driver.watch.call("f (at the example arguments)"):
+            self.y0 = driver.start()
         #: Non-finite input elements (a legitimate -inf mask value) are held fixed, not judged.
         self.fixed = ~np.isfinite(self.x)
         self.scale = np.where(self.fixed, 1.0, np.maximum(1.0, np.abs(np.where(self.fixed, 0.0, self.x))))
@@ -826,7 +857,8 @@ class _Checker:
             try:  # f's own warnings far from x (overflow, invalid values) are no concern here
                 with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    y = self.d.value(self.x + t * v)
+                    with self.d.watch.call("f"):
+                        y = self.d.value(self.x + t * v)
             except Exception:
                 return math.nan, math.nan
             if y.shape != u.shape:
@@ -841,12 +873,14 @@ class _Checker:
 
     def rev_at(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Jᵀu at x, zero at the input elements held fixed."""
-        g = self.d.vjp(x, u)
+        with self.d.watch.call(f"the reverse pass ({self.d.reverse_name})"):
+            g = self.d.vjp(x, u)
         return np.where(self.fixed, 0.0, g) if self.fixed.any() else g
 
     def fwd_at(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         """J v at x, zero on the outputs that are not judged."""
-        t = self.d.jvp(x, v)
+        with self.d.watch.call(f"the forward pass ({self.d.forward_name or 'jvp='})"):
+            t = self.d.jvp(x, v)
         mask = self.d.out.diff_mask
         return np.where(mask, t, 0.0) if t.shape == mask.shape and not mask.all() else t
 
@@ -1019,12 +1053,9 @@ class _Checker:
         if fd.kink:
             return _Outcome(INCONCLUSIVE, fd.kink)
         what = "⟨Jᵀu, v⟩" if side == "rev" else "⟨u, J v⟩"
-        actual = math.fsum(terms)
+        actual = _sum(terms)
         err = fd.central_err
-        if err > GIVE_UP * max(abs(fd.central), TINY * fd.phi_scale):
-            # before a rule's nan or inf is judged: where the differences resolve no derivative
-            # (torch's linalg.norm at exactly 0, differentiated twice: its gradient jumps there) a
-            # non-finite rule contradicts nothing
+        if not _resolved(fd):  # before a rule's nan or inf is judged: it contradicts nothing here
             return _Outcome(
                 INCONCLUSIVE,
                 f"finite differences are not accurate enough here: the Richardson error estimate does not "
@@ -1063,7 +1094,7 @@ class _Checker:
             kw["positions"] = [self.args.position(k) for k in bad]
             kw["expected"] = self._shaped(grad)
             kw["actual"] = self._shaped(di.rev)
-            detail += " (expected: finite differences of ⟨u, f⟩ per input element; actual: Jᵀu)"
+            detail += " (below, per input element: finite differences of ⟨u, f⟩ against Jᵀu)"
         return _Outcome(FAIL, detail, **kw)
 
     def _shaped(self, flat: np.ndarray) -> Any:
@@ -1080,7 +1111,17 @@ class _Checker:
         if isinstance(di.fd, FiniteDifference) and di.fd.kink:
             return _Outcome(INCONCLUSIVE, di.fd.kink + "; forward and reverse mode may pick different sides")
         rev_terms, fwd_terms = di.rev * di.v, di.u * di.fwd
-        a, b = math.fsum(rev_terms), math.fsum(fwd_terms)
+        a, b = _sum(rev_terms), _sum(fwd_terms)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            sides = [
+                f"{w} = {val} from {n}"
+                for w, val, n in (("⟨Jᵀu, v⟩", a, self.d.reverse_name), ("⟨u, J v⟩", b, self.d.forward_name))
+                if not math.isfinite(val)
+            ]
+            if _resolved(di.fd):
+                why = f"{' and '.join(sides)}, where finite differences give {di.fd.central:.15g}"
+                return _Outcome(FAIL, why, expected=b, actual=a)
+            return _Outcome(INCONCLUSIVE, f"{' and '.join(sides)}, where finite differences resolve no derivative")
         size = max(math.fsum(np.abs(rev_terms)), math.fsum(np.abs(fwd_terms)))
         diff = abs(a - b)
         rtol, noisy = self.noise_rtol(di)
@@ -1187,9 +1228,8 @@ class FunctionCheckResult:
         cell = {PASS: "pass", FAIL: "FAIL", INCONCLUSIVE: "inconclusive", NOT_APPLICABLE: "n/a"}
         width = max(len(v.oracle) for v in self.verdicts) if self.verdicts else 5
         lines = [f"{'check'.ljust(width)}  {'verdict'.ljust(12)}  detail"]
-        for v in self.verdicts:
-            detail = v.detail if len(v.detail) <= 90 else v.detail[:89] + "…"
-            lines.append(f"{v.oracle.ljust(width)}  {cell[v.status].ljust(12)}  {detail}".rstrip())
+        for v in self.verdicts:  # cut at a word: never half a number (the whole detail follows the table)
+            lines.append(f"{v.oracle.ljust(width)}  {cell[v.status].ljust(12)}  {clip(v.detail, 90)}".rstrip())
         return "\n".join(lines)
 
     def report(self, details: str = "all") -> str:
@@ -1231,13 +1271,16 @@ def check_function(
     nondiff_outputs: Sequence[int] = (),
     per_output: bool = True,
     kink_rule: str = "hull",
+    timeout: float | None = TIMEOUT,
 ) -> FunctionCheckResult:
     """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check.
     `nondiff_outputs`: output positions (leaves, in order) left out on both sides; `per_output`:
     with several outputs, also one direction with the cotangent on each output alone; `kink_rule`:
     at a kink the rule's derivative must be one active piece's ("piece") or in their convex hull
     ("hull", the default: torch and JAX document subgradients such as abs'(0) = 0 and even
-    shares at ties)."""
+    shares at ties); `timeout`: seconds one call of f or of its reverse or forward pass may take
+    before every check is inconclusive (f then runs on a worker thread: `interrupt.run_watched`;
+    None runs it on the caller's thread with no limit)."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
     if framework == "numpy" and vjp is None:
@@ -1246,8 +1289,12 @@ def check_function(
     for c in checks:
         if c not in CHECKS:
             raise ValueError(f"unknown check {c!r}; checks: {', '.join(CHECKS)}")
-    if directions < 1:
-        raise ValueError("directions must be at least 1")
+    _check_int("directions", directions, 1, DIRECTIONS_MAX)
+    _check_int("seed", seed, 0, None)
+    for j in nondiff_outputs:
+        _check_int("nondiff_outputs", j, 0, None)
+    if timeout is not None and not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
+        raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
     if kink_rule not in ("piece", "hull"):
         raise ValueError(f"unknown kink_rule {kink_rule!r}; one of piece, hull")
     label = framework + (" + vjp=" if vjp is not None else "")
@@ -1257,13 +1304,50 @@ def check_function(
     try:
         args = _Args(example_args, argnums)
         driver = _DRIVERS[framework](f, args, vjp, jvp)
-        driver.nondiff = tuple(nondiff_outputs)
-        checker = _Checker(driver, seed, directions, per_output, kink_rule)
     except _NotApplicable as exc:
         result = FunctionCheckResult(name, framework, [], "", seed, directions, [])
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
         return result
-    result = FunctionCheckResult(name, framework, args.describe(), driver.out.describe(), seed, directions, [])
+    driver.nondiff = tuple(nondiff_outputs)
+    driver.watch = CallWatch(timeout)
+    try:
+        return run_watched(
+            lambda: _judge(driver, name, label, checks, seed, directions, per_output, kink_rule), driver.watch
+        )
+    except TimedOut as exc:
+        result = FunctionCheckResult(name, framework, args.describe(), "", seed, directions, [])
+        why = f"timeout: {exc} (timeout={timeout:g}); nothing was judged"
+        result.verdicts = [Verdict(label, c, INCONCLUSIVE, why) for c in checks]
+        return result
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None) -> None:
+    """A clear ValueError naming the parameter, its limits and its value when it is out of them."""
+    ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):
+        limits = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise ValueError(f"{name} must be an integer {limits}, got {value!r}")
+
+
+def _judge(
+    driver: _Driver,
+    name: str,
+    label: str,
+    checks: list[str],
+    seed: int,
+    directions: int,
+    per_output: bool,
+    kink_rule: str,
+) -> FunctionCheckResult:
+    """The checks of `check_function`: everything that runs the user's code."""
+    args = driver.args
+    try:
+        checker = _Checker(driver, seed, directions, per_output, kink_rule)
+    except _NotApplicable as exc:
+        result = FunctionCheckResult(name, driver.framework, [], "", seed, directions, [])
+        result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
+        return result
+    result = FunctionCheckResult(name, driver.framework, args.describe(), driver.out.describe(), seed, directions, [])
     if not driver.out.diff_mask.any():
         why = "f has no output to differentiate" + (" (all are non-differentiable)" if driver.out.m else "")
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, why) for c in checks]

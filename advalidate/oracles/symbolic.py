@@ -65,9 +65,7 @@ apply to the inner derivatives as well (inconclusive, never a fail).
 
 from __future__ import annotations
 
-import ctypes
 import random
-import threading
 import time
 from typing import Any
 
@@ -84,6 +82,7 @@ from ..lang.values import flatten, unflatten
 from . import tolerance as T
 from .base import Oracle
 from .context import Context, EngineRun
+from .interrupt import Interrupter, absorb
 from .verdict import Verdict
 
 SIZE_LIMIT = 20_000
@@ -497,64 +496,23 @@ class _TimeUp(Exception):
     """Raised asynchronously in the thread running the symbolic computation when its time is up."""
 
 
-REFIRE = 0.25  # seconds between two interruptions of a call that the first did not stop (`time_limited`)
-
-
 def time_limited(fn: Any, seconds: float) -> Any:
-    """`fn()` on the current thread, interrupted by `_GiveUp` after `seconds`.
-
-    One sympy call (a `diff` of a large expression) can run for minutes, so checks between calls
-    are not enough: a timer thread raises `_TimeUp` in this thread (PyThreadState_SetAsyncExc;
-    sympy is pure Python, so it is delivered within a few bytecodes), and again every `REFIRE`
-    seconds while `fn` still runs: one delivered inside a weak reference's callback (the collector
-    freeing sympy's caches) is printed and dropped by Python, not raised in `fn`. The flag under
-    the lock makes sure the exception is only ever raised while `fn` runs, and the calls after it
-    absorb one that was raised just as `fn` returned.
-    """
-    lock = threading.Lock()
-    state = {"running": True}
-    ident = threading.get_ident()
-    stop = threading.Event()
-
-    def fire() -> None:
-        if stop.wait(seconds):
-            return
-        while True:
-            with lock:
-                if not state["running"]:
-                    return
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_TimeUp))
-            if stop.wait(REFIRE):
-                return
-
-    timer = threading.Thread(target=fire, daemon=True)
+    """`fn()` on the current thread, interrupted by `_GiveUp` after `seconds` (`interrupt.Interrupter`:
+    one sympy call, a `diff` of a large expression, can run for minutes)."""
+    timer = Interrupter(_TimeUp)
     timed_out = False
     result = None
     try:
         try:
-            timer.start()
+            timer.fire_after(seconds)
             result = fn()
         finally:
-            with lock:
-                state["running"] = False
-            stop.set()
+            timer.finish()
     except _TimeUp:
         timed_out = True
-        with lock:
-            state["running"] = False
-        stop.set()
-    try:  # a pending asynchronous exception is delivered at these calls at the latest
-        for _ in range(4):
-            _absorb()
-    except _TimeUp:
-        timed_out = True
-    if timed_out:
+    if absorb(_TimeUp) or timed_out:
         raise _GiveUp(f"time limit of the symbolic oracle ({seconds:g} s) reached")
     return result
-
-
-def _absorb() -> None:
-    return None
 
 
 class SymbolicOracle(Oracle):

@@ -232,3 +232,15 @@ class CheckResult:
 
     def __str__(self) -> str:
         return self.report()
+
+
+def clip(text: Any, limit: int) -> str:
+    """`text` on one line of at most `limit` characters, cut at a word boundary and marked with
+    "…" when cut, so a number or word is never shown half."""
+    s = " ".join(str(text if text is not None else "").split())
+    if len(s) <= limit:
+        return s
+    cut = s[: max(1, limit - 1)]
+    if s[len(cut)] != " ":  # the cut falls inside a word (or a number): end at the word before
+        cut = cut[: max(0, cut.rfind(" "))]
+    return cut.rstrip(" ,;:(=") + "…"
