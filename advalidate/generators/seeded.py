@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lang.deep import run_deep
 from ..lang.nesting import TooDeepError
 from ..lang.program import Program
 from .behaved import well_behaved
@@ -65,7 +66,22 @@ def generate(
     string, or "all"); None draws a random subset per program (swarm testing), to which `require`
     is added and from which `exclude` is taken (a campaign's mix: fuzz/mix.py).
     `check`: regenerate from the next sub-seed while the program is not well-behaved at its input.
+
+    Runs on the evaluation thread (`run_deep`): type-checking, eliminating and evaluating a program
+    each go there anyway, and one hand-over per program costs less than one per step.
     """
+    return run_deep(_generate, seed, size, features, check, max_attempts, require, exclude)
+
+
+def _generate(
+    seed: int,
+    size: int | None,
+    features: Any,
+    check: bool,
+    max_attempts: int,
+    require: frozenset[str],
+    exclude: frozenset[str],
+) -> GeneratedCase:
     case = None
     for attempt in range(max(1, max_attempts)):
         ch = RandomChooser(0)
