@@ -201,3 +201,41 @@ def test_the_lock_is_free_again_after_a_campaign(tmp_path):
     res = advalidate_run("fuzz", "--programs", "1", "--out", str(out), *TINY)
     assert res.returncode == 0, res.stderr
     os.close(hold_lock(out))
+
+
+# ---- point 5: the current directory never shadows an installed module -------------------------------------
+
+SHADOW = "open({marker!r}, 'a').write('{name} from the current directory ran\\n')\nraise ImportError('shadowed')\n"
+PLUGIN = "from advalidate.impl.seed000.tape import TapeStage\n\n\nclass E(TapeStage):\n    name = 'cwd-tape'\n"
+
+
+@pytest.mark.parametrize("engine", ["tape", "cwd_engine:E"])
+def test_a_module_in_the_current_directory_never_shadows_an_installed_one(engine, tmp_path):
+    """`mpmath.py` (and `numpy.py`) in the directory `fuzz` runs from: neither the campaign nor its
+    workers import them; a plug-in engine there is still found (after the installed packages)."""
+    cwd, marker = tmp_path / "cwd", tmp_path / "ran.txt"
+    cwd.mkdir()
+    for name in ("mpmath", "numpy", "sympy"):
+        (cwd / f"{name}.py").write_text(SHADOW.format(marker=str(marker), name=name))
+    (cwd / "cwd_engine.py").write_text(PLUGIN)
+    args = [a if a != "tape" else engine for a in TINY]
+    res = advalidate_run("fuzz", "--programs", "2", "--out", str(tmp_path / "o"), *args, cwd=cwd)
+    assert not marker.exists(), marker.read_text()
+    assert res.returncode == 0, res.stdout + res.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["programs"] == 2 and summary["verdicts"]["pass"] > 0
+
+
+# ---- point 10: the documented smallest --memory-limit works ----------------------------------------------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--memory-limit is Linux only (RLIMIT_AS)")
+def test_the_smallest_memory_limit_runs_a_campaign(tmp_path):
+    from advalidate.fuzz.cli import MIN_MEMORY_LIMIT_MB
+
+    out = tmp_path / "o"
+    res = advalidate_run("fuzz", "--memory-limit", str(MIN_MEMORY_LIMIT_MB), "--programs", "3", "--seed", "1",
+                         "--out", str(out), *TINY)  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["programs"] == 3 and summary["incidents"] == [] and summary["verdicts"]["pass"] > 0
