@@ -190,3 +190,61 @@ def test_clip_cuts_at_a_word_boundary() -> None:
         assert len(out) <= max(limit, 1)
         body = out.removesuffix("…").split()
         assert body == text.split()[: len(body)], (limit, out)
+
+
+def test_the_hull_test_says_why_it_cannot_decide_instead_of_leaking_the_solvers_message() -> None:
+    """Pieces whose gradients over the tolerance reach 1e14 or overflow: scipy's linprog said "The
+    HiGHS status code was not recognized" (or raised ValueError on an infinite coefficient)."""
+    from advalidate.oracles.kinks import Pieces, selection_verdict
+
+    how = "test pieces"
+    inside = [0.5e-8, 1.0]  # in the hull of the two pieces: weights 1/2, 1/2 (a 1e305 span overflows)
+    v = selection_verdict(inside, Pieces(((1e305, 1.0), (-1e305, 1.0)), True, how), rule="hull")
+    assert v.status == INCONCLUSIVE and "overflow" in v.message, v.message
+    far = [7.3e26, 0.0, 1.4e16, -0.05, -13.2]  # far outside in component 0: decided without the solver
+    pieces = Pieces(((0.0, 0.0, 0.0, -270.0, 0.0), (-6850.0, 0.0, 0.0, -86792.0, 0.0)), True, how)
+    v = selection_verdict(far, pieces, rule="hull")
+    assert v.status == FAIL and "outside the pieces' range" in v.message, v.message
+    for g, ps in HARD_HULLS:
+        v = selection_verdict(g, Pieces(tuple(map(tuple, ps)), True, how), rule="hull")
+        assert "HiGHS" not in v.message and "not recognized" not in v.message, v.message
+
+
+#: Found by random search: linprog gave "(HiGHS Status 2: Model error)" and "The HiGHS status code was
+#: not recognized. (HiGHS Status 15: model_status is Unknown ...)" on these.
+HARD_HULLS = [
+    (
+        [8.142180518343508e53, -2.756029052993704e44, 1.2940638143982074e114],
+        [
+            [3.304370761833871e111, -1.3031572316043609e45, 9.053558666731178e59],
+            [4.463745723640112e44, -5.369532353602852e71, 5.8111810419635315e113],
+            [3.645723961860757e45, 2.94132496655526e65, 2.842224131579679e66],
+            [5.4671298661244694e107, -7.364540870016669e51, -1.6290994799305278e75],
+        ],
+    ),
+    (
+        [
+            7.340938368460303e26,
+            -1.0639603607956673e-20,
+            1.3867180651582094e16,
+            -0.05490677471568989,
+            -13.15507965138806,
+        ],
+        [
+            [
+                -9.40912961562191e-38,
+                6.6866578296083e-35,
+                -1.8595873222420273e-40,
+                -269.8425278196731,
+                -1.1622027228747574e-15,
+            ],
+            [
+                -6849.614280435203,
+                5.429469428049585e-41,
+                -5.87650050974149e-16,
+                -86791.84364095225,
+                1.7118883952137826e-23,
+            ],
+        ],
+    ),
+]

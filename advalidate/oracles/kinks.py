@@ -305,6 +305,19 @@ def _piece_verdict(excess: list[float], pieces: Pieces, expected: int | None) ->
     return KinkVerdict(FAIL, f"{why}: {what} ({pieces.how})")
 
 
+#: The hull residual may exceed 1 (the tolerance) by this much: the solver's own rounding.
+SLACK = 1e-9
+#: scipy.optimize.linprog's status codes other than 0 (success), in words. The problem is always
+#: feasible (any convex weights) and bounded (the residual is at least 0), so any of them means the
+#: solver lost its way numerically, as HiGHS does on coefficients near or above 1e15.
+LP_STATUS = {
+    1: "hit its iteration limit",
+    2: "was refused as infeasible or ill-posed",
+    3: "was taken for unbounded",
+    4: "met numerical difficulties",
+}
+
+
 def _hull_verdict(
     g: list[float], ps: list[list[float]], errs: list[float], pieces: Pieces, rtol: float, atol: float
 ) -> KinkVerdict:
@@ -326,6 +339,24 @@ def _hull_verdict(
         rhs.append(-g[i] / bound[i])
     if not rows:
         return KinkVerdict(PASS, "no component to compare")
+    for j in range(k):  # a piece itself (the common case) needs no linear programme
+        if all(abs(ps[j][i] - g[i]) <= bound[i] for i in range(n)):
+            return KinkVerdict(
+                PASS, f"gradient is that of piece {j} of {k} active at the kink (a vertex of their hull)"
+            )
+    # a component outside the range of the pieces' components is outside their hull (no solver needed)
+    gaps = [(max(0.0, min(p[i] for p in ps) - g[i], g[i] - max(p[i] for p in ps)) / bound[i], i)
+            for i in range(n) if bound[i] > 0]  # fmt: skip
+    gap, at = max(gaps)
+    if gap > 1.0 + SLACK:
+        return _outside(f"component {at} lies {gap:.3g} times the tolerance outside the pieces' range", pieces)
+    size = max(abs(v) for row in rows for v in row)
+    if not math.isfinite(size) or not all(math.isfinite(v) for v in rhs):
+        return KinkVerdict(
+            INCONCLUSIVE,
+            "the convex-hull test cannot be posed: the pieces' gradients or the gradient overflow when "
+            f"divided by the tolerance ({pieces.how})",
+        )
     problem = {
         "A_ub": rows,
         "b_ub": rhs,
@@ -337,13 +368,23 @@ def _hull_verdict(
     res = linprog(c, **problem)
     if not res.success:  # always feasible and bounded: HiGHS's presolve can misjudge rows scaled by a
         res = linprog(c, **problem, options={"presolve": False})  # tiny bound (1e9) as unbounded
-    if not res.success:
-        return KinkVerdict(INCONCLUSIVE, f"the convex-hull test did not solve: {res.message}")
+    if not res.success:  # scipy's own message can be "The HiGHS status code was not recognized"
+        what = LP_STATUS.get(res.status, f"stopped with status {res.status}")
+        return KinkVerdict(
+            INCONCLUSIVE,
+            f"the convex-hull test could not be decided: the linear programme {what} (its coefficients, the "
+            f"pieces' gradients over the tolerance, reach {size:.1g}; the solver copes up to about 1e15) "
+            f"({pieces.how})",
+        )
     resid = float(res.x[-1])
     weights = ", ".join(f"{w:.3g}" for w in res.x[:k])
-    if resid <= 1.0 + 1e-9:
+    if resid <= 1.0 + SLACK:
         return KinkVerdict(PASS, f"gradient lies in the convex hull of the {k} active pieces (weights {weights})")
-    what = f"hull residual {resid:.3g} times the tolerance at best (weights {weights})"
+    return _outside(f"hull residual {resid:.3g} times the tolerance at best (weights {weights})", pieces)
+
+
+def _outside(what: str, pieces: Pieces) -> KinkVerdict:
+    """The verdict on a gradient outside the hull of the pieces: fail, unless pieces may be missing."""
     if not pieces.complete:
         why = "gradient is outside the hull of the pieces found, which may be incomplete"
         return KinkVerdict(INCONCLUSIVE, f"{why}: {what} ({pieces.how})")
