@@ -60,8 +60,11 @@ def _uses_special(case) -> set[str]:
 
 @pytest.mark.parametrize("features", FEATURES)
 def test_no_false_alarm_on_generated_programs(features):
-    """`check` with every built-in engine and the default oracles: no fail on 25 programs each."""
+    """`check` with every built-in engine and the default oracles: no fail on 25 programs each, and
+    not for want of judging: nearly every program that uses a special function gets passes (all of
+    13 to 19 per feature set when written)."""
     used = set()
+    checked = judged = 0
     for s in range(25):
         case = generate(1000 + s, features=features)
         used |= _uses_special(case)
@@ -69,15 +72,22 @@ def test_no_false_alarm_on_generated_programs(features):
             continue
         res = adv.check(case.program, case.input, seed=s)
         assert res.ok, f"seed {1000 + s}:\n{adv.pretty(case.program)}\n{res.report()}"
+        checked += 1
+        judged += res.counts()["pass"] > 0
     assert len(used) >= 8, used
+    assert checked >= 10 and judged >= 0.9 * checked, (checked, judged)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("features", FEATURES)
 def test_no_false_alarm_on_a_few_hundred_generated_programs(features):
+    checked = judged = 0
     for s in range(100):
         case = generate(5000 + s, features=features)
         if not _uses_special(case):  # what the other generator tests check (e.g. seed 5093: no special function)
             continue
         res = adv.check(case.program, case.input, seed=s)
         assert res.ok, f"seed {5000 + s}:\n{adv.pretty(case.program)}\n{res.report()}"
+        checked += 1
+        judged += res.counts()["pass"] > 0
+    assert checked >= 40 and judged >= 0.9 * checked, (checked, judged)
