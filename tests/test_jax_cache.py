@@ -1,6 +1,8 @@
 """Where campaign workers keep JAX's persistent compilation cache (`adapters/jax_cache.py`)."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -30,10 +32,36 @@ def test_turned_off_it_leaves_jax_alone(monkeypatch: pytest.MonkeyPatch) -> None
     assert not jax.config.jax_compilation_cache_dir
 
 
-def test_the_jax_engine_sets_it_up_per_worker() -> None:
-    from advalidate.impl import engine
+SETUP_PROBE = """
+import os, sys
+import jax
+import jax.numpy as jnp
+from advalidate.impl import engine
+engine("jax").worker_setup()
+print(jax.config.jax_compilation_cache_dir)
+jax.jit(lambda x: jnp.sin(x) * 3)(jnp.ones(3)).block_until_ready()
+path = jax.config.jax_compilation_cache_dir
+print(len(os.listdir(path)) if path else 0)
+"""
 
-    assert callable(getattr(engine("jax"), "worker_setup", None))
+
+def _worker_setup(cache: str) -> list[str]:
+    """The jax engine's `worker_setup` in a fresh process (it changes JAX's global configuration):
+    the cache directory JAX then uses, and how many entries a compilation left there."""
+    env = dict(os.environ, ADVALIDATE_JAX_CACHE=cache)
+    out = subprocess.run([sys.executable, "-c", SETUP_PROBE], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_the_jax_engine_sets_it_up_per_worker(tmp_path) -> None:
+    """A worker's set-up turns the cache on where ADVALIDATE_JAX_CACHE says, and a compiled
+    executable lands there; turned off, JAX keeps no cache."""
+    cache = tmp_path / "c"
+    path, entries = _worker_setup(str(cache))
+    assert path == str(cache) and cache.is_dir()
+    assert int(entries) > 0 and len(list(cache.iterdir())) == int(entries)
+    assert _worker_setup("off") == ["None", "0"]
 
 
 def test_prune_deletes_the_oldest_entries_down_to_the_bound(tmp_path) -> None:
