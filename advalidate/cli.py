@@ -13,7 +13,6 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cli_args import (
@@ -29,7 +28,7 @@ from .cli_args import (
     max_reals_arg,
     names_epilog,
 )
-from .lang.errors import AdvError, EvalError, SourceError, ValueParseError
+from .lang.errors import AdvError, EvalError, SourceError, ValueParseError, printable
 
 if TYPE_CHECKING:
     from .lang.program import Program
@@ -47,12 +46,9 @@ DESCRIPTION = (
 
 def load_program(path: str) -> Program:
     from .lang.program import parse
+    from .lang.reader import read_user_file
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read program: {exc.strerror if isinstance(exc, OSError) else exc}") from None
-    return parse(text, filename=path)
+    return parse(read_user_file(path, "program"), filename=path)
 
 
 INPUT_LINE = "-- input:"
@@ -131,7 +127,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     engines = [cli_engine(name) for name in args.engine] if args.engine else None
     numeric = None if args.numeric == "auto" else args.numeric
     res = check(prog, x, engines=engines, oracles=args.oracle, seed=args.seed, numeric=numeric)
-    print(f"program: {args.file}")
+    print(f"program: {printable(args.file)}")
     print(res.report(details="all" if args.verbose else "failures"))
     if not res.ok:
         return EXIT_FINDING
@@ -257,15 +253,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except UsageError as exc:
-        print(f"advalidate: {exc}", file=sys.stderr)
+        print(f"advalidate: {_shown(exc)}", file=sys.stderr)
     except SourceError as exc:
         print(exc.render(), file=sys.stderr)
     except EvalError as exc:
-        print(f"advalidate: evaluation failed: {exc}", file=sys.stderr)
+        print(f"advalidate: evaluation failed: {_shown(exc)}", file=sys.stderr)
     except AdvError as exc:
-        print(f"advalidate: {exc}", file=sys.stderr)
+        print(f"advalidate: {_shown(exc)}", file=sys.stderr)
     except NotImplementedError as exc:  # an engine declines the program (a feature its stage lacks)
-        print(f"advalidate: not supported: {exc}", file=sys.stderr)
+        print(f"advalidate: not supported: {_shown(exc)}", file=sys.stderr)
     except MemoryError as exc:  # numpy's allocation failures too: never a traceback, never exit 1
         what = str(exc) or "an allocation failed"
         print(f"advalidate: out of memory: {what} (the memory budget is --max-reals)", file=sys.stderr)
@@ -276,6 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     return EXIT_USAGE
+
+
+def _shown(exc: BaseException) -> str:
+    """An error's message, its lines kept and the user text in them made safe to print."""
+    return "\n".join(printable(line) for line in str(exc).split("\n"))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,17 @@ from .span import Span
 EXCERPT = 120  # characters of the offending line shown, around the caret
 
 
+def printable(text: object, limit: int | None = None) -> str:
+    """`text` from a user (a program, a file name, a finding), safe to echo to a terminal: every
+    character that is not printable (escape sequences, carriage returns, bidirectional overrides)
+    is shown as its Python escape, so a program cannot clear the screen or disguise a message.
+    With `limit`, cut to that many characters (an ellipsis marks the cut)."""
+    s = str(text)
+    if not s.isprintable():
+        s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return s if limit is None or len(s) <= limit else s[: limit - 1] + "…"
+
+
 class AdvError(Exception):
     """Base class of every error advalidate raises on purpose."""
 
@@ -38,8 +49,8 @@ class SourceError(AdvError):
 
     def render(self) -> str:
         if self.span is None:
-            return f"{self.kind}: {self.message}"
-        head = f"{self.span.file}:{self.span.line}:{self.span.col}: {self.kind}: {self.message}"
+            return f"{self.kind}: {printable(self.message)}"
+        head = f"{printable(self.span.file)}:{self.span.line}:{self.span.col}: {self.kind}: {printable(self.message)}"
         if not self.source:
             return head
         lines = self.source.splitlines()
@@ -52,11 +63,14 @@ class SourceError(AdvError):
             width = max(1, self.span.end_col - self.span.col)
         # A long line (generated programs, one-line inputs) is shown as a window around the caret.
         start = 0 if len(text) <= EXCERPT else max(0, min(col - EXCERPT // 2, len(text) - EXCERPT))
-        shown = text[start : start + EXCERPT]
+        raw = text[start : start + EXCERPT]
         lead = "…" if start > 0 else ""
         tail = "…" if start + EXCERPT < len(text) else ""
-        width = min(width, max(1, len(shown) - (col - start)))
-        return f"{head}\n  {lead}{shown}{tail}\n  {' ' * (len(lead) + col - start)}{'^' * width}"
+        width = min(width, max(1, len(raw) - (col - start)))
+        # Escaped characters take several columns: the caret moves and widens with them.
+        indent = len(lead) + len(printable(raw[: col - start]))
+        width = max(1, len(printable(raw[col - start : col - start + width])))
+        return f"{head}\n  {lead}{printable(raw)}{tail}\n  {' ' * indent}{'^' * width}"
 
 
 class ParseError(SourceError):
@@ -71,6 +85,10 @@ class ValueParseError(SourceError):
     """A value literal (e.g. `--input`) that does not parse or does not have the expected type."""
 
     kind = "bad value"
+
+
+class UserFileError(AdvError):
+    """A file a user gave cannot be read: missing, too large (`reader`), not UTF-8 or not JSON."""
 
 
 class EvalError(AdvError):

@@ -139,14 +139,32 @@ def tokenize(text: str, filename: str = "<input>") -> list[Token]:
 class TokenStream:
     """The tokens of a text, scanned as the parser asks for them: a hostile input (10 MB of
     brackets) is refused at its 201st bracket, not after scanning all of it. Indexing past the end
-    gives the EOF token."""
+    gives the EOF token.
+
+    Only a window of tokens is kept (the parser looks one token back and one ahead, never further):
+    a 5 MB list literal has two million tokens, and keeping them all cost more than the tree."""
+
+    WINDOW = 4096  # tokens kept before the oldest ones are dropped
 
     def __init__(self, text: str, filename: str = "<input>") -> None:
         self._scan = _Lexer(text, filename).run()
         self._toks: list[Token] = []
+        self._base = 0  # the index of self._toks[0]
 
     def __getitem__(self, i: int) -> Token:
         toks = self._toks
-        while len(toks) <= i and not (toks and toks[-1].kind == "EOF"):
+        j = i - self._base
+        if j < len(toks):
+            if j < 0:
+                raise IndexError(f"token {i} was dropped from the window")
+            return toks[j]
+        if toks and toks[-1].kind == "EOF":
+            return toks[-1]
+        if len(toks) >= self.WINDOW and j > self.WINDOW // 2:
+            drop = j - 8  # keep a few tokens before `i`: the parser's one look back
+            del toks[:drop]
+            self._base += drop
+            j -= drop
+        while len(toks) <= j and not (toks and toks[-1].kind == "EOF"):
             toks.append(next(self._scan))
-        return toks[min(i, len(toks) - 1)]
+        return toks[min(j, len(toks) - 1)]

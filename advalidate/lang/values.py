@@ -311,13 +311,14 @@ def parse_value(text: str, ty: Type, filename: str = "<value>") -> Any:
     """Parse a value literal such as `(1.5, [2.0, -3.0])` and check it against `ty`."""
     from . import ast as A
     from .errors import ParseError
-    from .parser import parse_expr
+    from .parser import parse_expr, paused_gc
 
-    try:
-        e = parse_expr(text, filename)
-    except ParseError as err:
-        raise ValueParseError(err.message, err.span, text) from None
-    return _literal(e, prune(ty), text, A)
+    with paused_gc():
+        try:
+            e = parse_expr(text, filename)
+        except ParseError as err:
+            raise ValueParseError(err.message, err.span, text) from None
+        return _literal(e, prune(ty), text, A)
 
 
 def _literal(e: Any, ty: Type, text: str, A: Any) -> Any:  # noqa: C901 - one case per literal form
