@@ -286,3 +286,16 @@ def test_every_kept_finding_is_classified_and_its_readme_agrees() -> None:
     for name in ("torch-det-fwd-over-fwd", "torch-slogdet-fwd-over-fwd"):  # open exact matches cited
         readme = (FINDINGS / name / "README.md").read_text(encoding="utf-8")
         assert re.search(r"open, exact match: \[pytorch/pytorch#19669[67]\]", readme), name
+
+
+def test_a_long_exception_message_is_cut_at_a_word_not_inside_a_number() -> None:
+    """The reverse pass's exception message was cut at exactly 200 characters."""
+    words = " ".join(f"{k}.123456789" for k in range(60))
+
+    def vjp(u: np.ndarray, x: np.ndarray) -> np.ndarray:
+        raise RuntimeError(words)
+
+    res = adv.check_function(lambda x: x * 2.0, np.ones(2), framework="numpy", vjp=vjp, checks=["fd"])
+    detail = res.verdict("fd").detail
+    shown = detail.split("RuntimeError: ", 1)[1].removesuffix("…").split()
+    assert shown == words.split()[: len(shown)], detail

@@ -637,11 +637,11 @@ _DRIVERS = {"numpy": _Driver, "jax": _JaxDriver, "torch": _TorchDriver, "autogra
 
 
 def _first_line(exc: BaseException) -> str:
-    """The first sentence of an exception's message (at most 200 characters)."""
+    """The first sentence of an exception's message (at most 200 characters, cut at a word)."""
     text = str(exc).strip().splitlines()
     if not text:
         return type(exc).__name__
-    return text[0].split(". ")[0][:200]
+    return clip(text[0].split(". ")[0], 200)
 
 
 # -- finite differences --------------------------------------------------------------------------
