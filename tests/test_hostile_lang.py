@@ -212,3 +212,25 @@ def test_the_token_stream_keeps_a_bounded_window() -> None:
         most = max(most, len(toks._toks))
     assert toks[100_000].kind == "EOF"
     assert most <= TokenStream.WINDOW + 1  # before: all 100,000 tokens
+
+
+# ---- 15. user text echoed in an error cannot drive the terminal ----------------------------------
+
+
+def test_escape_sequences_in_a_program_are_escaped_in_errors(tmp_path, capsys) -> None:
+    path = tmp_path / "evil\x1b]0;owned\x07.adv"
+    path.write_text("\\(x : R) -> x + y -- \x1b[2J\x1b[31mall good\r\n-- input: 1.0\n")
+    code, err = _run_cli(["run", str(path)], capsys)
+    assert code == 2
+    assert "\x1b" not in err and "\x07" not in err and "\r" not in err
+    assert "\\x1b[2J" in err and "evil\\x1b]0;owned\\x07.adv" in err
+    source, caret = err.splitlines()[1:3]
+    assert source[caret.index("^")] == "y"  # the caret still points at the unknown name
+
+
+def test_printable_escapes_only_what_a_terminal_would_interpret() -> None:
+    from advalidate.lang.errors import printable
+
+    assert printable("naïve λ x") == "naïve λ x"
+    assert printable("a\x1b[0m\u202eb\tc") == "a\\x1b[0m\\u202eb\\tc"
+    assert printable("x" * 10, limit=5) == "xxxx…"
