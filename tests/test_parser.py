@@ -481,7 +481,8 @@ def test_a_long_line_is_shown_as_a_window_around_the_caret(prefix: int):
 def test_nesting_up_to_the_limit_is_fine():
     n = MAX_DEPTH - 10
     assert parse_expr("(" * n + "x" + ")" * n) == x
-    assert parse_expr("f " + "(f " * n + "x" + ")" * n) is not None
+    nodes, end = spine(parse_expr("f " + "(f " * n + "x" + ")" * n), A.App, "arg")
+    assert len(nodes) == n + 1 and end == x and all(a.fn == A.Var("f") for a in nodes)
 
 
 @pytest.mark.parametrize(
@@ -507,26 +508,97 @@ def test_deep_nesting_is_a_parse_error(text, parse):
     assert "nested too deeply" in e.message
 
 
+def spine(node, cls: type, attr: str) -> tuple[list, object]:
+    """The nodes of class `cls` met following `attr` from `node` (iteratively: the trees are deep),
+    and the node where the chain ends."""
+    nodes = []
+    while isinstance(node, cls):
+        nodes.append(node)
+        node = getattr(node, attr)
+    return nodes, node
+
+
+N = 10_000
+X = A.Var("x")
+
+
+def _binops(e):
+    nodes, end = spine(e, A.BinOp, "left")  # left-associative: ((x + x) + x) + ...
+    return len(nodes) == N and end == X and all(n.op == "+" and n.right == X for n in nodes)
+
+
+def _negs(e):
+    nodes, end = spine(e, A.Neg, "arg")
+    return len(nodes) == N and end == X
+
+
+def _apps(e):
+    nodes, end = spine(e, A.App, "fn")  # left-associative: ((f x) x) ...
+    return len(nodes) == N and end == A.Var("f") and all(n.arg == X for n in nodes)
+
+
+def _conses(e):
+    nodes, end = spine(e, A.Cons, "tail")  # right-associative: x :: (x :: ...)
+    return len(nodes) == N and end == A.ListLit([]) and all(n.head == X for n in nodes)
+
+
+def _tuple(e):
+    nodes, end = spine(e, A.PairE, "right")  # (x, x, x) is (x, (x, x))
+    return len(nodes) == N and end == X and all(n.left == X for n in nodes)
+
+
+def _lambdas(e):
+    nodes, end = spine(e, A.Lam, "body")  # one lambda per parameter
+    return len(nodes) == N and end == X and all(n.binder.pat == A.PVar("x") for n in nodes)
+
+
+def _pattern(e):
+    nodes, end = spine(e.binder.pat, A.PPair, "right")
+    return len(nodes) == N and end == A.PVar("b") and all(n.left == A.PVar("a") for n in nodes) and e.body == X
+
+
+def _lets(e):
+    nodes, end = spine(e, A.Let, "body")
+    return end == X and [n.pat for n in nodes] == [A.PVar(f"x{i}") for i in range(N)]
+
+
+def _arrows(t):
+    nodes, end = spine(t, T.Arrow, "cod")  # right-associative: R -> (R -> ...)
+    return len(nodes) == N and end == T.R and all(n.dom == T.R for n in nodes)
+
+
+def _sums(t):
+    nodes, end = spine(t, T.Sum, "left")  # left-associative (docs/language.md)
+    return len(nodes) == N and end == T.R and all(n.right == T.R for n in nodes)
+
+
+def _defs(m):
+    return [d.name for d in m.defs] == [f"f{i}" for i in range(2_000)] + ["main"]
+
+
 LONG_CHAINS = [
-    ("x" + " + x" * 10_000, parse_expr),
-    ("- " * 10_000 + "x", parse_expr),
-    ("f" + " x" * 10_000, parse_expr),
-    ("x :: " * 10_000 + "[]", parse_expr),
-    ("(" + "x, " * 10_000 + "x)", parse_expr),
-    ("\\" + "x " * 10_000 + "-> x", parse_expr),
-    ("\\((" + "a, " * 10_000 + "b) : R) -> x", parse_expr),
-    ("".join(f"let x{i} = x in " for i in range(10_000)) + "x", parse_expr),
-    ("R" + " -> R" * 10_000, parse_type),
-    ("R" + " + R" * 10_000, parse_type),
-    ("".join(f"def f{i} x = x\n" for i in range(2_000)) + "def main x = x", parse_module),
+    ("x" + " + x" * N, parse_expr, _binops),
+    ("- " * N + "x", parse_expr, _negs),
+    ("f" + " x" * N, parse_expr, _apps),
+    ("x :: " * N + "[]", parse_expr, _conses),
+    ("(" + "x, " * N + "x)", parse_expr, _tuple),
+    ("\\" + "x " * N + "-> x", parse_expr, _lambdas),
+    ("\\((" + "a, " * N + "b) : R) -> x", parse_expr, _pattern),
+    ("".join(f"let x{i} = x in " for i in range(N)) + "x", parse_expr, _lets),
+    ("R" + " -> R" * N, parse_type, _arrows),
+    ("R" + " + R" * N, parse_type, _sums),
+    ("".join(f"def f{i} x = x\n" for i in range(2_000)) + "def main x = x", parse_module, _defs),
 ]
 
 
-@pytest.mark.parametrize(("text", "parse"), LONG_CHAINS, ids=lambda v: v[:12] if isinstance(v, str) else v.__name__)
-def test_long_chains_of_10000_terms_parse(text, parse):
+@pytest.mark.parametrize(
+    ("text", "parse", "shape"), LONG_CHAINS, ids=lambda v: v[:12] if isinstance(v, str) else v.__name__
+)
+def test_long_chains_of_10000_terms_parse(text, parse, shape):
     """Generated and unrolled code is long (issue 16): chains of operators, applications, tuples,
-    lambdas, lets and definitions do not count as nesting."""
-    assert parse(text) is not None
+    lambdas, lets and definitions do not count as nesting. Each parses to the tree of its chain:
+    every term there, associated as docs/language.md says."""
+    assert shape(parse(text))
 
 
 def test_trees_deeper_than_the_limit_are_a_parse_error():
