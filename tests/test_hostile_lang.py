@@ -234,3 +234,31 @@ def test_printable_escapes_only_what_a_terminal_would_interpret() -> None:
     assert printable("naïve λ x") == "naïve λ x"
     assert printable("a\x1b[0m\u202eb\tc") == "a\\x1b[0m\\u202eb\\tc"
     assert printable("x" * 10, limit=5) == "xxxx…"
+
+
+# ---- 7. an array with an extent of 0 still pays for its other extents ---------------------------
+
+
+def test_an_empty_array_with_a_huge_outer_extent_is_refused_by_the_type_checker() -> None:
+    # Before: accepted, and the reference allocated 1.6 GB of indices for [200000000, 0] (7 TiB
+    # attempted at [10^12, 0]).
+    for shape in ("200000000, 0", "0, 200000000", "1000000000000, 0"):
+        with pytest.raises(adv.TypeCheckError, match="no elements, but making it costs"):
+            adv.parse(rf"\(x : R) -> build [{shape}] (\[i, j] -> x)")
+
+
+def test_the_memory_budget_counts_every_extent_of_an_empty_nest() -> None:
+    import tracemalloc
+
+    from advalidate.lang.limits import held_at_once
+
+    prog = adv.parse(r"\(x : R) -> sumOuter (sumOuter (build [5000000, 0] (\[i, j] -> x)))")
+    assert held_at_once(prog.core) >= 5_000_000  # before: 0
+    tracemalloc.start()
+    try:
+        with pytest.raises(adv.MemoryBudgetError, match=r"shape \[5000000, 0\]"):
+            adv.evaluate(prog, 1.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20  # refused before the 40 MB of indices are allocated

@@ -5,7 +5,9 @@ operations hold at once is known before they run: an array node holds the produc
 and a `build` holds its result times the sizes of the builds nested inside it, since the reference
 interpreter evaluates a nest of builds in bulk (`vectorise`), with one element per index tuple of
 the whole nest. The same product is how many times an element-at-a-time runtime runs the innermost
-body. `Compiler` checks it for every array node of every program it compiles (the reference
+body. An extent of 0 counts as 1 (`types.footprint`): an empty array still costs its index vectors
+and the loops over its outer extents, so `build [10^12, 0]` is refused, not attempted.
+`Compiler` checks it for every array node of every program it compiles (the reference
 interpreter, every AD stage's target program, `to_python`, the tensor adapters, the oracles), and a
 node past the budget raises `MemoryBudgetError` when it runs, before anything is allocated: a
 1 KB program cannot ask for terabytes, and the error is an evaluation error (exit status 2 for a
@@ -24,6 +26,7 @@ import os
 
 from . import core as C
 from .errors import MemoryBudgetError
+from .types import footprint
 
 DEFAULT_MAX_REALS = 1 << 22
 MAX_REALS_ENV = "ADVALIDATE_MAX_REALS"
@@ -79,15 +82,15 @@ def held_at_once(e: C.CExpr) -> int:
         x, outer = stack.pop()
         shape = getattr(x, "shape", None)
         if isinstance(x, C.ARRAY_NODES) and shape is not None:
-            peak = max(peak, outer * math.prod(shape))
+            peak = max(peak, outer * footprint(shape))
         if isinstance(x, C.Build1):
-            stack.append((x.body, outer * x.k))
+            stack.append((x.body, outer * max(x.k, 1)))
         elif isinstance(x, C.Gather):
-            inner = outer * math.prod(x.shape[: len(x.params)])
+            inner = outer * footprint(x.shape[: len(x.params)])
             stack.extend((i, inner) for i in x.idxs)
             stack.extend((c, outer) for c in (x.arr, x.fill) if c is not None)
         elif isinstance(x, C.Scatter):
-            inner = outer * math.prod(x.src[: len(x.params)])
+            inner = outer * footprint(x.src[: len(x.params)])
             stack.extend((i, inner) for i in x.idxs)
             stack.extend((c, outer) for c in C.subexprs(x) if all(c is not i for i in x.idxs))
         else:
@@ -101,7 +104,7 @@ def over_budget(e: C.CExpr) -> MemoryBudgetError | None:
     if isinstance(e, (C.Build1, C.Gather, C.Scatter)):
         n = held_at_once(e)
     else:
-        n = math.prod(e.shape)
+        n = footprint(e.shape)
     if n <= limit:
         return None
     what = type(e).__name__.lower().replace("build1", "build").replace("arrop", getattr(e, "op", ""))

@@ -37,6 +37,7 @@ from .types import (
     Z,
     any_part,
     array_type,
+    footprint,
     full_permutation,
     is_bool,
     is_diff_type,
@@ -292,8 +293,10 @@ class _Checker:
     # ---- expressions ----
     def infer(self, e: A.Expr, env: dict[str, Type]) -> Type:
         t = self._infer(e, env)
-        if isinstance(t, Array) and math.prod(t.shape) > MAX_ARRAY_ELEMENTS:
-            raise self.fail(e, f"this array has {math.prod(t.shape):,} elements, more than {MAX_ARRAY_ELEMENTS:,}")
+        if isinstance(t, Array) and footprint(t.shape) > MAX_ARRAY_ELEMENTS:
+            n = math.prod(t.shape)
+            has = f"{n:,} elements" if n else f"no elements, but making it costs {footprint(t.shape):,} reals"
+            raise self.fail(e, f"this array has {has}, more than {MAX_ARRAY_ELEMENTS:,}")
         e.ty = t
         self.nodes.append(e)
         return t

@@ -116,6 +116,14 @@ def prefix_form(perm: tuple[int, ...] | list[int]) -> list[int]:
     return list(perm[:m])
 
 
+def footprint(shape: tuple[int, ...] | list[int]) -> int:
+    """What an array of `shape` costs to make, in reals: its elements, or, when an extent is 0,
+    what making it still allocates and iterates: index vectors as long as every extent and a loop
+    over the product of the outer ones. Counting each extent as at least 1 bounds both, so
+    `build [200000000, 0]` (no elements, 1.6 GB of indices) is as dear as `build [200000000]`."""
+    return math.prod(max(k, 1) for k in shape)
+
+
 def shape_of(t: Type) -> tuple[tuple[int, ...], Type]:
     """(shape, element type) of an array type or of a scalar type (shape ())."""
     t = prune(t)
