@@ -123,7 +123,9 @@ def check_features(features: Any) -> frozenset[str]:
     fs = frozenset(features)
     unknown = sorted(fs - set(FEATURES))
     if unknown:
-        raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
+        shown = ", ".join(f if len(f) <= 40 else f"{f[:30]}... ({len(f)} characters)" for f in unknown[:10])
+        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        raise ValueError(f"unknown feature(s) {shown}{more}; known: {', '.join(FEATURES)}")
     return fs
 
 

@@ -3,10 +3,48 @@
 from __future__ import annotations
 
 import argparse
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..cli_args import positive
 from ..names import FEATURES
+
+#: The largest target size `--size` accepts: a program of some ten thousand nodes, made in about a
+#: second (the spread of sizes drawn by default stops at 200); a target of 10^9 generates for hours.
+MAX_SIZE = 100_000
+#: The most programs one `gen` prints or measures: about half an hour of generation, and more
+#: than any statistic needs.
+MAX_COUNT = 1_000_000
+#: The largest `--n` read at all; each family then has its own limit (`Family.limit`), which the
+#: error names.
+MAX_N = 10**12
+
+
+def whole(limit: int) -> Any:
+    """An argparse type: a whole number from 1 to `limit`, written `1000`, `1e3` or `1_000`; read as
+    a decimal, so that `1e999999999` is refused without being made."""
+
+    def conv(text: str) -> int:
+        try:
+            d = Decimal(text)
+            whole = d.is_finite() and d == d.to_integral_value()
+        except InvalidOperation:
+            whole = False
+        if not whole:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
+        if not 1 <= d <= limit:
+            raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {limit}, got {text!r}")
+        return int(d)
+
+    return conv
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type for `--seed`: any integer (program i uses seed S + i), echoed back shortened."""
+    try:
+        return int(text)
+    except ValueError:
+        shown = repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
+        raise argparse.ArgumentTypeError(f"not an integer: {shown}") from None
 
 
 def features_arg(text: str) -> Any:
@@ -28,12 +66,20 @@ def add_commands(sub: Any) -> None:
         "the .adv format (`-- input:` line). With --stats, print construct frequencies, sizes, depth, "
         "the well-behaved rate and throughput over --count programs.",
     )
-    gen.add_argument("--seed", type=int, default=0, help="first seed (default 0); program i uses seed S+i")
+    gen.add_argument("--seed", type=seed_arg, default=0, help="first seed (default 0); program i uses seed S+i")
     gen.add_argument(
-        "--size", type=positive(int), default=None, metavar="N", help="target size in AST nodes (default: spread)"
+        "--size",
+        type=whole(MAX_SIZE),
+        default=None,
+        metavar="N",
+        help=f"target size in AST nodes, at most {MAX_SIZE} (default: spread)",
     )
     gen.add_argument(
-        "--count", type=positive(int), default=None, metavar="K", help="number of programs (default 1, --stats 1000)"
+        "--count",
+        type=whole(MAX_COUNT),
+        default=None,
+        metavar="K",
+        help=f"number of programs, at most {MAX_COUNT} (default 1, --stats 1000)",
     )
     gen.add_argument("--stats", action="store_true", help="print statistics instead of programs")
     gen.add_argument(
@@ -44,7 +90,13 @@ def add_commands(sub: Any) -> None:
         help=f"enabled features (default: a random subset per program); from {', '.join(FEATURES)}",
     )
     gen.add_argument("--family", default=None, metavar="NAME", help="print a program family instead")
-    gen.add_argument("--n", type=positive(int), default=8, help="the family's parameter (default 8)")
+    gen.add_argument(
+        "--n",
+        type=whole(MAX_N),
+        default=8,
+        help="the family's parameter (default 8), at most the family's limit: its input within the memory "
+        "budget (--max-reals), its program within the parser's nesting",
+    )
     gen.set_defaults(handler=run_gen)
 
 
@@ -59,9 +111,9 @@ def run_gen(args: argparse.Namespace) -> int:
         if fam is None:  # AdvError: reported by the command as one line, exit status 2
             raise AdvError(f"unknown family {args.family!r}; known: {', '.join(ALL_FAMILIES)}")
         try:
-            text = fam.source(args.n)
+            text = fam.source(args.n)  # checks n against the family's limit before anything is made
         except ValueError as exc:
-            raise AdvError(str(exc)) from None
+            raise AdvError(f"--n: {exc}") from None
         print(f"-- family {fam.name}, n = {args.n}: {fam.description}")
         print(f"-- input: {show_value(fam.input(args.n, args.seed))}")
         print(text, end="")

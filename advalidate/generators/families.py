@@ -3,8 +3,12 @@
 Each `Family` in `FAMILIES` has a `name`, a `description` citing the paper it comes from, the
 `features` it exercises, `program(n) -> Program`, `input(n, seed) -> value` and, where it can be
 computed by hand, `expected(n, x)` (the value the program must produce; None otherwise).
-`max_n` is the largest n whose program stays within the parser's nesting limit (None: any n; the
-input then grows with n instead of the program).
+`max_n` is the largest n whose program stays within the parser's nesting limit, or whose input
+arrays hold at most the `DISTINCT` magnitudes there are to draw (None: any n; the input then grows
+with n instead of the program). A family whose input grows with n says how many
+reals `input(n)` holds (`reals`), and n is refused, before anything is made, where that is more
+than the memory budget (`lang.limits.max_reals`, `--max-reals`): `gen --family dot --n 1000000000`
+would otherwise draw two lists of a billion reals.
 
 All programs are written as source text, so `program(n).source` is also what `advalidate gen`
 users would read; inputs are drawn from `random.Random` seeded with a string (the same on every
@@ -32,6 +36,7 @@ class Family:
     make_input: Callable[[int, random.Random], Any] = field(repr=False)
     expect: Callable[[int, Any], Any] | None = field(default=None, repr=False)
     max_n: int | None = None
+    reals: Callable[[int], int] | None = field(default=None, repr=False)  # reals in input(n), if it grows
 
     def program(self, n: int) -> Program:
         """The family's program for parameter n >= 1 (type-checked)."""
@@ -48,9 +53,32 @@ class Family:
         """The value `program(n)` must have at `x`, or None when not derivable by hand."""
         return None if self.expect is None else self.expect(self._check_n(n), x)
 
+    def limit(self) -> int | None:
+        """The largest n accepted: `max_n`, and where the input grows with n, the largest n whose
+        input holds at most the memory budget's reals (None: any n)."""
+        if self.reals is None:
+            return self.max_n
+        from ..lang.limits import max_reals
+
+        budget = max_reals()
+        lo, hi = 0, self.max_n or 2 * budget  # every reals(n) is at least n / 2: no n above fits
+        while lo < hi:  # the largest n in [0, hi] with reals(n) <= budget (reals grows with n)
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.reals(mid) <= budget else (lo, mid - 1)
+        return lo
+
     def _check_n(self, n: int) -> int:
-        if n < 1 or (self.max_n is not None and n > self.max_n):
-            raise ValueError(f"family {self.name}: n must be in 1..{self.max_n or 'any'}, got {n}")
+        limit = self.limit()
+        if n < 1 or (limit is not None and n > limit):
+            why = ""
+            if self.reals is not None and n > limit and (self.max_n is None or n <= self.max_n):
+                from ..lang.limits import max_reals
+
+                why = (
+                    f": its input would hold {self.reals(n)} reals, more than the memory budget of "
+                    f"{max_reals()} reals (--max-reals)"
+                )
+            raise ValueError(f"family {self.name}: n must be in 1..{limit or 'any'}, got {n}{why}")
         return int(n)
 
 
@@ -249,6 +277,11 @@ ROTATE = """\\(((vx, vy, vz), (qw, qx, qy, qz)) : ((R, R, R), (R, R, R, R))) ->
 """
 
 
+#: The largest n of a family whose program runs a loop n times: the reference's step budget ends
+#: such a run long before.
+LOOP_MAX = 1_000_000
+
+
 def _rotate_input(n: int, rng: random.Random) -> Any:
     v = (_real(rng), _real(rng), _real(rng))
     q = [rng.uniform(-1.0, 1.0) for _ in range(4)]
@@ -438,7 +471,15 @@ def _compose_value(n: int, x: Any) -> float:
 # by plain loops, independently of the interpreter.
 
 
+#: How many magnitudes `_distinct` can draw in [0.1, 2.0] (4 decimals, the last one not 0): the most
+#: elements of one input array, so the vector families stop there, the square-matrix ones at its root.
+DISTINCT = sum(1 for m in range(1_000, 20_001) if m % 10)
+SIDE_MAX = math.isqrt(DISTINCT)
+
+
 def _distinct(rng: random.Random, k: int, lo: float = 0.1, hi: float = 2.0) -> list[float]:
+    if k > DISTINCT:  # more than there are: drawing would never end (every family's n stops before)
+        raise ValueError(f"{k} distinct magnitudes asked for, of {DISTINCT}")
     seen: set[int] = set()
     out = []
     while len(out) < k:
@@ -662,6 +703,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: WIDE_REREAD,
             _reread_input,
             _reread_value,
+            reals=lambda n: n,
         ),
         Family(
             "deep_input",
@@ -681,6 +723,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: DOT,
             _dot_input,
             lambda n, x: _dot(x[0], x[1]),
+            reals=lambda n: 2 * n,
         ),
         Family(
             "summatvec",
@@ -689,6 +732,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: SUMMATVEC,
             _summatvec_input,
             _summatvec_value,
+            reals=lambda n: _side(n) ** 2 + _side(n),
         ),
         Family(
             "rotate_vec_by_quat",
@@ -698,6 +742,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: ROTATE.replace("{n}", str(n)),
             _rotate_input,
             _rotate_value,
+            max_n=LOOP_MAX,
         ),
         Family(
             "neural",
@@ -707,6 +752,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: NEURAL,
             _neural_input,
             _neural_value,
+            reals=lambda n: 2 * n * n + 3 * n,
         ),
         Family(
             "particles",
@@ -716,6 +762,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: PARTICLES.replace("{n}", str(n)),
             _particles_input,
             _particles_value,
+            max_n=LOOP_MAX,
         ),
         Family(
             "par_dag",
@@ -734,6 +781,7 @@ FAMILIES: dict[str, Family] = {
             lambda n: MAP_FOLD,
             _list_input,
             _map_fold_value,
+            reals=lambda n: n,
         ),
         Family(
             "hof_compose",
@@ -762,6 +810,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(ARRAY_DOT),
             _array_dot_input,
             lambda n, x: _seq_sum(x[0][i] * x[1][i] for i in range(n)),
+            max_n=DISTINCT,
+            reals=lambda n: 2 * n,
         ),
         Family(
             "matvec",
@@ -770,7 +820,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(MATVEC),
             _matvec_input,
             _matvec_value,
-            max_n=256,
+            max_n=SIDE_MAX,
+            reals=lambda n: n * n + n,
         ),
         Family(
             "matmul",
@@ -781,6 +832,7 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _matmul_input,
             _matmul_value,
             max_n=64,
+            reals=lambda n: 2 * n * n,
         ),
         Family(
             "matmul_first_order",
@@ -791,6 +843,7 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _matmul_input,
             _matmul_value,
             max_n=64,
+            reals=lambda n: 2 * n * n,
         ),
         Family(
             "conv1d",
@@ -801,6 +854,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(CONV1D),
             _conv1d_input,
             _conv1d_value,
+            max_n=DISTINCT,
+            reals=lambda n: n + 3,
         ),
         Family(
             "softmax",
@@ -810,6 +865,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(SOFTMAX),
             _vec_input,
             _softmax_value,
+            max_n=DISTINCT,
+            reals=lambda n: n,
         ),
         Family(
             "logsumexp",
@@ -818,6 +875,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(LOGSUMEXP),
             _vec_input,
             _logsumexp_value,
+            max_n=DISTINCT,
+            reals=lambda n: n,
         ),
         Family(
             "mlp2",
@@ -827,7 +886,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(MLP2),
             _mlp2_input,
             _mlp2_value,
-            max_n=256,
+            max_n=SIDE_MAX,
+            reals=lambda n: 2 * n * n + 3 * n,
         ),
         Family(
             "onehot_loop",
@@ -838,6 +898,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(ONEHOT_LOOP),
             _vec_input,
             _onehot_value,
+            max_n=DISTINCT,
+            reals=lambda n: n,
         ),
         Family(
             "build_elementwise",
@@ -847,6 +909,8 @@ ARRAY_FAMILIES: dict[str, Family] = {
             _sized(BUILD_ELEMENTWISE),
             _array_dot_input,
             _build_elementwise_value,
+            max_n=DISTINCT,
+            reals=lambda n: 2 * n,
         ),
     )
 }
