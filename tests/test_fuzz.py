@@ -296,16 +296,30 @@ def test_resume_continues_the_campaign(tmp_path: Path) -> None:
     out = tmp_path / "f"
     common = ["--engine", "tape", "--oracle", "fd", "--workers", "1", "--out", str(out), "--progress", "quiet"]
     # Bounded by program counts, not by a few seconds that a loaded machine may spend starting a worker.
-    first = cli("fuzz", "--seconds", "120", "--programs", "6", "--seed", "11", *common)
+    first = cli("fuzz", "--seconds", "600", "--programs", "6", "--seed", "11", *common, timeout=900)
     assert first.returncode == 0, first.stdout + first.stderr
     s1 = json.loads((out / "summary.json").read_text())
     st1 = json.loads((out / "state.json").read_text())
-    second = cli("fuzz", "--resume", "--seconds", "120", "--programs", "12", "--out", str(out), "--progress", "quiet")
+    second = cli(
+        "fuzz",
+        "--resume",
+        "--seconds",
+        "600",
+        "--programs",
+        "12",
+        "--out",
+        str(out),
+        "--progress",
+        "quiet",
+        timeout=900,
+    )
     assert second.returncode == 0, second.stdout + second.stderr
     s2 = json.loads((out / "summary.json").read_text())
     st2 = json.loads((out / "state.json").read_text())
     assert s2["seed"] == 11 and s2["sessions"] == 2
-    assert s2["programs"] > s1["programs"] and s2["elapsed_seconds"] > s1["elapsed_seconds"]
+    assert s1["programs"] + s1["skipped_not_well_behaved"] == 6 and s1["stopped"] == "programs"
+    assert s2["programs"] + s2["skipped_not_well_behaved"] == 12 and s2["stopped"] == "programs"
+    assert s2["elapsed_seconds"] > s1["elapsed_seconds"]
     assert st2["next_index"] > st1["next_index"]
     assert s2["engines"] == [{"name": "tape", "spec": "tape"}]
     assert main(["fuzz", "--resume", "--seed", "12", "--out", str(out), "--seconds", "1"]) == 2
