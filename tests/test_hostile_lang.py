@@ -262,3 +262,68 @@ def test_the_memory_budget_counts_every_extent_of_an_empty_nest() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20  # refused before the 40 MB of indices are allocated
+
+
+# ---- 8. the reference's gradient over an array runs the function once ------------------------
+
+
+def _count_runs(monkeypatch) -> list[int]:
+    """How many times the reference's derivative operators run the function they differentiate."""
+    from advalidate.lang import nested
+
+    runs = [0]
+    inside = nested.TaggedOps._inside
+
+    def counting(self, f, x):
+        runs[0] += 1
+        return inside(self, f, x)
+
+    monkeypatch.setattr(nested.TaggedOps, "_inside", counting)
+    return runs
+
+
+def _grad_of_squares(n: int) -> tuple[adv.Program, object]:
+    prog = adv.parse(rf"\(a : Array [{n}] R) -> sumOuter (grad (\(b : Array [{n}] R) -> sumOuter (b * b * b)) a)")
+    return prog, adv.parse_value("[|" + ", ".join(["1.5"] * n) + "|]", prog.input_type)
+
+
+@pytest.mark.parametrize("numeric", ["float", "mp"])
+def test_grad_over_an_array_runs_the_function_once_with_linear_work(monkeypatch, numeric: str) -> None:
+    from advalidate.lang.program import run_reference
+
+    runs = _count_runs(monkeypatch)
+    ops = {}
+    for n in (100, 400):
+        prog, x = _grad_of_squares(n)
+        runs[0] = 0
+        res = run_reference(prog, x, numeric)
+        assert res.value == pytest.approx(n * 3 * 1.5**2, rel=1e-12)
+        assert runs[0] == 1  # before: n runs, one per input real
+        ops[n] = res.primal_ops
+    assert ops[400] <= 4 * ops[100] + 10  # before: 16 times (n runs of n elements)
+
+
+@pytest.mark.parametrize(
+    ("body", "x", "want"),
+    [
+        # perturbation confusion (seed 001 §7): the inner derivative treats x as a constant
+        (r"grad (\(x : R) -> x * grad (\(y : R) -> x + y) 1.0) x", 0.7, 1.0),
+        # reverse over reverse: d/dx (2x^2) = 4x
+        (r"grad (\(x : R) -> grad (\(y : R) -> x * y * y) x) x", 0.7, 2.8),
+        # forward over reverse and reverse over forward: d/dx (3x^2) = 6x
+        (r"jvp (\(x : R) -> grad (\(y : R) -> y * y * y) x) x 1.0", 0.7, 4.2),
+        (r"grad (\(x : R) -> jvp (\(y : R) -> y * y * y) x 1.0) x", 0.7, 4.2),
+        # every rule on the tape: d/dx (sin x / x - exp(-x) + pow x 3 + atan2 x 2)
+        (
+            r"grad (\(x : R) -> sin x / x - exp (-x) + pow x 3.0 + atan2 x 2.0) x",
+            0.7,
+            (0.7 * math.cos(0.7) - math.sin(0.7)) / 0.49 + math.exp(-0.7) + 3 * 0.49 + 2 / (4 + 0.49),
+        ),
+        # a pair output pulled back by a cotangent, a third-order derivative through two reverses
+        (r"vjp (\(x : R) -> (x * x, sin x)) x (2.0, 3.0)", 0.7, 2 * 2 * 0.7 + 3 * math.cos(0.7)),
+        (r"grad (\(x : R) -> grad (\(y : R) -> grad (\(z : R) -> z * z * z * x) y) x) x", 0.7, 12 * 0.7),
+    ],
+)
+def test_reverse_mode_reference_keeps_nested_derivatives_exact(body: str, x: float, want: float) -> None:
+    prog = adv.parse(rf"\(x : R) -> {body}")
+    assert float(adv.evaluate(prog, x, numeric="mp")) == pytest.approx(want, rel=1e-12)

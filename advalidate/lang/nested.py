@@ -15,9 +15,15 @@ carry smaller tags, so nested perturbations form a tower ordered by tag. An oper
 largest tag of its arguments (an argument without it is a constant there) and recurses into the
 components with the same operations, so derivatives of derivatives come out exact. When `f`
 returns, the tangent at ε is read off and ε disappears: a perturbation never leaks out of the
-operator that made it. `vjp` (and `grad`, which is `vjp` at cotangent 1) is computed by one tagged
-`jvp` per input real: the reference trades speed for obvious correctness; the engines are what is
-being tested, and they are measured elsewhere.
+operator that made it.
+
+`vjp` (and `grad`, which is `vjp` at cotangent 1) is the same idea in reverse: its tag ε marks
+`Rev(tag, primal, tape, node)` reals, and an operation at a `Rev` tag records on ε's tape the
+partial derivatives of its result in its arguments, computed in this namespace (so they carry the
+lower perturbations: forward over reverse and reverse over reverse come out exact). When `f`
+returns, one backward sweep over the tape, in the same arithmetic, pulls the cotangent back to
+every input real. One run of `f` for the whole gradient: per input real it cost a run each (3,000
+runs for an `Array [3000] R`, quadratic in the size of the array; issue #42).
 
 The operators' types are built from R, arrays of R, () and pairs (`types.is_diff_type`), so a value
 of such a type is a tree of pairs with reals and arrays at its leaves: the vector of reals at its
@@ -25,7 +31,7 @@ fringe (seed 001 §3), an array's in row-major order. An array of reals under an
 object array of tagged numbers, run element by element by the compiler's `OpsArrays` runtime over
 this namespace, so every array construct is differentiated by the same scalar rules; the memory
 budget (`limits`) applies to every array node as anywhere else, and the operator's input is
-perturbed one real at a time (`vjp`), so no more than one run's arrays are held at once.
+recorded once (`vjp`): its tape holds one node per scalar operation of that run.
 """
 
 from __future__ import annotations
@@ -57,9 +63,27 @@ class Dual:
         return f"Dual({self.tag}, {self.p!r}, {self.d!r})"
 
 
+class Rev:
+    """`primal` marked for reverse mode at `tag`: node `idx` of that `vjp`'s tape, a list whose
+    entry for each node is its ((argument node, partial derivative), ...); a partial None is 1
+    and `_NEG` is -1. The primal only carries tags smaller than `tag`."""
+
+    __slots__ = ("tag", "p", "tape", "idx")
+
+    def __init__(self, tag: int, p: Any, tape: list[tuple[tuple[int, Any], ...]], idx: int) -> None:
+        self.tag, self.p, self.tape, self.idx = tag, p, tape, idx
+
+    def __repr__(self) -> str:
+        return f"Rev({self.tag}, {self.p!r}, node {self.idx})"
+
+
+_NEG = object()  # the partial derivative -1 on a tape
+_TAGGED = (Dual, Rev)
+
+
 def _top(a: Any, b: Any = None) -> int:
-    ta = a.tag if type(a) is Dual else 0
-    tb = b.tag if type(b) is Dual else 0
+    ta = a.tag if type(a) in _TAGGED else 0
+    tb = b.tag if type(b) in _TAGGED else 0
     return ta if ta > tb else tb
 
 
@@ -70,9 +94,30 @@ def _split(a: Any, tag: int) -> tuple[Any, Any]:
     return a, None
 
 
+def _primal(a: Any, tag: int) -> Any:
+    return a.p if type(a) in _TAGGED and a.tag == tag else a
+
+
+def _is_rev(a: Any, tag: int) -> bool:
+    return type(a) is Rev and a.tag == tag
+
+
+def _record(tag: int, y: Any, edges: tuple[tuple[Any, Any], ...]) -> Rev:
+    """`y` as a new node of `tag`'s tape, with the partials of the arguments that are on it."""
+    tape: list | None = None
+    kept = []
+    for a, g in edges:
+        if type(a) is Rev and a.tag == tag:
+            tape = a.tape
+            kept.append((a.idx, g))
+    assert tape is not None
+    tape.append(tuple(kept))
+    return Rev(tag, y, tape, len(tape) - 1)
+
+
 def base_value(a: Any) -> Any:
     """The number under every perturbation (what comparisons compare)."""
-    while type(a) is Dual:
+    while type(a) in _TAGGED:
         a = a.p
     return a
 
@@ -120,6 +165,8 @@ class TaggedOps:
         t = _top(a, b)
         if not t:
             return self.base.add(a, b)
+        if _is_rev(a, t) or _is_rev(b, t):
+            return _record(t, self.add(_primal(a, t), _primal(b, t)), ((a, None), (b, None)))
         (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
         return Dual(t, self.add(ap, bp), self._sum(ad, bd))
 
@@ -127,6 +174,8 @@ class TaggedOps:
         t = _top(a, b)
         if not t:
             return self.base.sub(a, b)
+        if _is_rev(a, t) or _is_rev(b, t):
+            return _record(t, self.sub(_primal(a, t), _primal(b, t)), ((a, None), (b, _NEG)))
         (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
         d = ad if bd is None else (self.neg(bd) if ad is None else self.sub(ad, bd))
         return Dual(t, self.sub(ap, bp), d)
@@ -135,6 +184,9 @@ class TaggedOps:
         t = _top(a, b)
         if not t:
             return self.base.mul(a, b)
+        if _is_rev(a, t) or _is_rev(b, t):
+            ap, bp = _primal(a, t), _primal(b, t)
+            return _record(t, self.mul(ap, bp), ((a, bp), (b, ap)))
         (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
         da = None if ad is None else self.mul(ad, bp)
         db = None if bd is None else self.mul(ap, bd)
@@ -144,6 +196,12 @@ class TaggedOps:
         t = _top(a, b)
         if not t:
             return self.base.div(a, b)
+        if _is_rev(a, t) or _is_rev(b, t):
+            ap, bp = _primal(a, t), _primal(b, t)
+            y = self.div(ap, bp)
+            da = self.div(self.const(1.0), bp) if _is_rev(a, t) else None
+            db = self.neg(self.div(y, bp)) if _is_rev(b, t) else None
+            return _record(t, y, ((a, da), (b, db)))
         (ap, ad), (bp, bd) = _split(a, t), _split(b, t)
         y = self.div(ap, bp)
         # d(a/b) = (da - y·db) / b
@@ -151,12 +209,18 @@ class TaggedOps:
         return Dual(t, y, self.div(num, bp))
 
     def neg(self, a: Any) -> Any:
+        if type(a) is Rev:
+            return _record(a.tag, self.neg(a.p), ((a, _NEG),))
         if type(a) is not Dual:
             return self.base.neg(a)
         return Dual(a.tag, self.neg(a.p), self.neg(a.d))
 
     def _chain(self, a: Any, f: Callable[[Any], Any], df: Callable[[Any, Any], Any], name: str) -> Any:
-        """f(a) with tangent da · f'(a); `df(p, y)` is f' at the primal p with y = f(p)."""
+        """f(a) with tangent da · f'(a) (or f'(a) on the tape); `df(p, y)` is f' at the primal p
+        with y = f(p)."""
+        if type(a) is Rev:
+            y = f(a.p)
+            return _record(a.tag, y, ((a, df(a.p, y)),))
         if type(a) is not Dual:
             return getattr(self.base, name)(a)
         y = f(a.p)
@@ -194,6 +258,11 @@ class TaggedOps:
         t = _top(*args)
         if not t:
             return getattr(self.base, name)(*args)
+        if any(_is_rev(a, t) for a in args):
+            ps = [_primal(a, t) for a in args]
+            y = getattr(self, name)(*ps)
+            gs = specials.partials(name, ps, y, _TaggedLib(self))
+            return _record(t, y, tuple(zip(args, gs, strict=True)))
         splits = [_split(a, t) for a in args]
         ps = [p for p, _ in splits]
         y = getattr(self, name)(*ps)
@@ -227,23 +296,33 @@ class TaggedOps:
         return map_leaves(y, cod, lambda r: self._zero_if_none(self.tangent(r, tag)))
 
     def vjp(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
-        """The cotangent `dy` pulled back to `x`: one tagged jvp per real of `x` (a Jacobian column
-        each), dotted with `dy` in this namespace's arithmetic, so outer perturbations of `x`, of
-        `dy` and of what `f` captures all flow through."""
-        weights = leaves(dy, cod)
-        n = len(leaves(x, dom))
-        grads = []
-        for k in range(n):
-            tag = self.fresh_tag()
-            xk = map_leaves(x, dom, _perturb_one(k, tag, self.base.number(1.0)))
-            column = [self.tangent(r, tag) for r in leaves(self._inside(f, xk), cod)]
-            acc: Any = None
-            for w, c in zip(weights, column, strict=True):
-                if c is not None:
-                    acc = self._sum(acc, self.mul(w, c))
-            grads.append(self._zero_if_none(acc))
-        it = iter(grads)
-        return map_leaves(x, dom, lambda r: next(it))
+        """The cotangent `dy` pulled back to `x`: one run of `f` on reals marked `Rev` under a
+        fresh tag, then one backward sweep over the tape it recorded, in this namespace's
+        arithmetic, so outer perturbations of `x`, of `dy` and of what `f` captures all flow
+        through."""
+        tag = self.fresh_tag()
+        tape: list[tuple[tuple[int, Any], ...]] = []
+        inputs: list[int] = []
+
+        def mark(r: Any) -> Rev:
+            inputs.append(len(tape))
+            tape.append(())
+            return Rev(tag, r, tape, len(tape) - 1)
+
+        y = self._inside(f, map_leaves(x, dom, mark))
+        adjoint: list[Any] = [None] * len(tape)
+        for w, r in zip(leaves(dy, cod), leaves(y, cod), strict=True):
+            if _is_rev(r, tag):
+                adjoint[r.idx] = self._sum(adjoint[r.idx], w)
+        for i in range(len(tape) - 1, -1, -1):
+            a = adjoint[i]
+            if a is None:
+                continue
+            for j, g in tape[i]:
+                c = a if g is None else self.neg(a) if g is _NEG else self.mul(a, g)
+                adjoint[j] = self._sum(adjoint[j], c)
+        grads = iter(inputs)
+        return map_leaves(x, dom, lambda r: self._zero_if_none(adjoint[next(grads)]))
 
     def tangent(self, v: Any, tag: int) -> Any:
         """The coefficient of ε_tag in `v` (None when `v` does not depend on it)."""
@@ -284,12 +363,6 @@ class _TaggedLib:
 
     def const(self, r: float, like: Any) -> Any:
         return self.ops.const(r)
-
-
-def _perturb_one(k: int, tag: int, one: Any) -> Callable[[Any], Any]:
-    """A leaf map that makes the k-th real `r + 1·ε_tag` and leaves the others alone."""
-    pos = itertools.count()
-    return lambda r: Dual(tag, r, one) if next(pos) == k else r
 
 
 def parts(v: Any, ty: Type) -> list[Any]:
