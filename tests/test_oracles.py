@@ -338,7 +338,7 @@ def test_ill_conditioned_programs_are_inconclusive_in_float() -> None:
     assert "not accurate enough" in res.verdict("tape", "fd").detail
 
 
-# Every small float literal (0 < |c| < 1e-2) of the oracle modules other than tolerance.py, counted
+# The small float literals (0 < |c| < 1e-2) the oracle modules other than tolerance.py may hold, counted
 # per (module, value). These are the oracles' own thresholds outside the one policy (steps, the
 # consistency oracle's self-agreement, check_function's, the kink solver's): a new one, or a value
 # changed (a tolerance widened), fails here and must be argued in review before it is listed.
@@ -436,7 +436,10 @@ def test_no_test_widens_the_tolerance() -> None:
                         assert "TOL" not in t.id, f"{path.name}: {t.id}"
         for value in small_float_literals(tree):
             literals[path.name, value] = literals.get((path.name, value), 0) + 1
-    assert literals == ORACLE_LITERALS
+    # at most the listed ones: a literal moved out or removed is fine, a new or changed one is not
+    unlisted = {k: n for k, n in literals.items() if n > ORACLE_LITERALS.get(k, 0)}
+    assert not unlisted, f"new literal thresholds in the oracles, to be reviewed and listed: {unlisted}"
+    assert sum(literals.values()) >= 5  # the scan sees the oracles' literals
 
 
 # ---- engines that crash, decline or break the value contract -----------------------------------
