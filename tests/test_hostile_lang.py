@@ -327,3 +327,16 @@ def test_grad_over_an_array_runs_the_function_once_with_linear_work(monkeypatch,
 def test_reverse_mode_reference_keeps_nested_derivatives_exact(body: str, x: float, want: float) -> None:
     prog = adv.parse(rf"\(x : R) -> {body}")
     assert float(adv.evaluate(prog, x, numeric="mp")) == pytest.approx(want, rel=1e-12)
+
+
+# ---- 10. ADVALIDATE_THREADS out of range is a one-line error -------------------------------------
+
+
+@pytest.mark.parametrize("threads", ["abc", "100000", "0", "-3"])
+def test_a_bad_thread_count_is_a_usage_error(tmp_path, monkeypatch, capsys, threads: str) -> None:
+    path = tmp_path / "p.adv"
+    path.write_text("\\(x : R) -> x * x\n-- input: 2.0\n")
+    monkeypatch.setenv("ADVALIDATE_THREADS", threads)
+    code, err = _run_cli(["grad", str(path), "--engine", "parallel"], capsys)
+    assert code == 2
+    assert err.strip() == f"advalidate: ADVALIDATE_THREADS must be a whole number from 1 to 256, not '{threads}'"

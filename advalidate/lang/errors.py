@@ -91,6 +91,10 @@ class UserFileError(AdvError):
     """A file a user gave cannot be read: missing, too large (`reader`), not UTF-8 or not JSON."""
 
 
+class SettingError(AdvError, ValueError):
+    """An environment variable that configures advalidate is not a value it accepts."""
+
+
 class EvalError(AdvError):
     """Running a program went wrong in a way that is the program's, not the tool's, fault."""
 

@@ -78,6 +78,7 @@ from typing import Any
 from ...lang import core as C
 from ...lang.compile import Budget, ThreadBudget, cells_to_list, list_to_cells, thread_budget
 from ...lang.deep import deep_thread_factory
+from ...lang.errors import SettingError, printable
 from ...lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ...lang.program import DEFAULT_BUDGET, Program
 from ...lang.types import Type
@@ -88,6 +89,7 @@ from .wrapper import deinterleave, interleave
 
 THREADS_ENV = "ADVALIDATE_THREADS"
 DEFAULT_THREADS = 2
+MAX_THREADS = 256  # each a thread with a 1 GiB stack reservation (`deep_thread_factory`)
 SEQ_BITS = 40  # a packed compound ID is origin + seq with origin = key << SEQ_BITS
 SEQ_MASK = (1 << SEQ_BITS) - 1
 # Whether Python threads run at the same time here (a free-threaded CPython with the GIL off).
@@ -297,11 +299,18 @@ def pool(threads: int) -> Pool:
 
 
 def default_threads() -> int:
+    """`ADVALIDATE_THREADS`, else 2. A value that is not a whole number in [1, MAX_THREADS] is a
+    `SettingError` (one line, exit status 2), not a traceback or 100,000 threads."""
     raw = os.environ.get(THREADS_ENV, "")
+    if not raw.strip():
+        return DEFAULT_THREADS
     try:
-        return max(1, int(raw)) if raw.strip() else DEFAULT_THREADS
+        n = int(raw)
     except ValueError:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer, not {raw!r}") from None
+        n = 0
+    if not 1 <= n <= MAX_THREADS:
+        raise SettingError(f"{THREADS_ENV} must be a whole number from 1 to {MAX_THREADS}, not {printable(raw)!r}")
+    return n
 
 
 # ---- the translation: par becomes a fork of two thunks ----------------------------------------
