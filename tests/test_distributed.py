@@ -45,7 +45,7 @@ def campaign(out: Path, scheduler: str | None, programs: int = N, **kw: Any) -> 
     kw.setdefault("engines", ENGINES)
     kw.setdefault("seed", SEED)
     cfg = CampaignConfig(
-        seconds=120, oracles=["fd"], out=out, progress="quiet", programs=programs, scheduler=scheduler, **kw
+        seconds=600, oracles=["fd"], out=out, progress="quiet", programs=programs, scheduler=scheduler, **kw
     )
     if scheduler is None:
         cfg.workers = 2

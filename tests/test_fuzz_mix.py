@@ -90,7 +90,7 @@ def test_declined_engines_are_read_from_the_run_not_from_every_verdict() -> None
 def test_summary_says_the_mix_and_the_true_accepted_share(tmp_path: Path) -> None:
     out = tmp_path / "f"
     args = ["--engine", "compiled", "--oracle", "fd", "--workers", "1", "--out", str(out), "--progress", "quiet"]
-    res = cli("fuzz", "--seconds", "300", "--programs", "40", "--seed", "3", *args, timeout=600)
+    res = cli("fuzz", "--seconds", "600", "--programs", "40", "--seed", "3", *args, timeout=900)
     assert res.returncode == 0, res.stdout + res.stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["mix"]["require"] == ["arrays"] and "every program has arrays" in s["mix"]["description"]

@@ -9,7 +9,9 @@ from the test sources with `ast`, as test_import_graph.py reads the package:
   `--seconds` be the safety net);
 - every Hypothesis test says `deadline=None` in its `@settings` (the default 200 ms deadline fails
   tests whose examples take a variable time, as they do on a loaded machine);
-- a Hypothesis test asks for more than the default 100 examples only under `@pytest.mark.slow`.
+- a Hypothesis test asks for more than the default 100 examples only under `@pytest.mark.slow`;
+- a campaign's `"--seconds", "N"` is the 600 s safety net (or more), never a time box the test
+  depends on; `"1"` stays allowed for the usage errors refused before any work.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 CLOCKS = {"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time"}
 DEFAULT_EXAMPLES = 100
+SAFETY_NET = 600  # seconds: CONTRIBUTING.md, "Tests"
 
 
 def sources_() -> list[Path]:
@@ -99,6 +102,24 @@ def hypothesis_problems(module: ast.Module) -> list[str]:
     return problems
 
 
+def short_time_boxes(tree: ast.AST) -> list[str]:
+    """`"--seconds", "N"` with 1 < N < SAFETY_NET in a command line (a list, a tuple, a call's arguments)."""
+    found = []
+    for node in ast.walk(tree):
+        items = (
+            node.elts if isinstance(node, (ast.List, ast.Tuple)) else node.args if isinstance(node, ast.Call) else []
+        )
+        for flag, value in zip(items, items[1:]):
+            if isinstance(flag, ast.Constant) and flag.value == "--seconds" and isinstance(value, ast.Constant):
+                try:
+                    seconds = float(value.value)
+                except (TypeError, ValueError):
+                    continue
+                if 1 < seconds < SAFETY_NET:
+                    found.append(f"line {value.lineno}: --seconds {value.value}")
+    return found
+
+
 BAD = """
 import time
 from time import perf_counter
@@ -125,6 +146,10 @@ def test_d(x): ...
 @settings(max_examples=500, deadline=None)
 @given(x)
 def test_e(x): ...
+
+def test_f():
+    fuzz("--seconds", "4", "--programs", "3")
+    main(["fuzz", "--seconds", "120"])
 """
 
 GOOD = """
@@ -147,6 +172,10 @@ def test_d(x): ...
 @settings(max_examples=500, deadline=None)
 @given(x)
 def test_e(x): ...
+
+def test_f():
+    fuzz("--seconds", "600", "--programs", "3")
+    assert main(["fuzz", "--seconds", "1", "--engine", "nosuch"]) == 2
 """
 
 
@@ -159,8 +188,9 @@ def test_the_scan_sees_each_kind_of_wall_clock_dependence() -> None:
         "test_d: @settings without deadline=None",
         "test_e: max_examples=500 without @pytest.mark.slow",
     ]
+    assert [use.split(":")[0] for use in short_time_boxes(bad)] == ["line 29", "line 30"]
     good = ast.parse(GOOD)
-    assert clock_uses(good) == [] and hypothesis_problems(good) == []
+    assert clock_uses(good) == [] and hypothesis_problems(good) == [] and short_time_boxes(good) == []
 
 
 def test_no_test_asserts_on_elapsed_time() -> None:
@@ -184,3 +214,9 @@ def test_every_hypothesis_test_has_no_deadline_and_the_default_examples_outside_
             problems[p.name] = found
     assert checked > 40  # the Hypothesis tests were found
     assert problems == {}
+
+
+def test_campaigns_in_tests_have_the_safety_net_not_a_time_box() -> None:
+    sources = sources_()
+    found = {p.name: short_time_boxes(ast.parse(p.read_text(encoding="utf-8"))) for p in sources}
+    assert {name: boxes for name, boxes in found.items() if boxes} == {}
