@@ -125,6 +125,8 @@ def test_size_and_count_beyond_their_limit(
         ("--size", "inf"),
         ("--size", "2.5"),
         ("--size", "0x10"),
+        ("--size", "7" * 100_000),
+        ("--count", "x" * 100_000),
         ("--count", "many"),
         ("--n", "-1"),
         ("--n", "1e-9"),
@@ -132,6 +134,7 @@ def test_size_and_count_beyond_their_limit(
         ("--seed", "1.5"),
         ("--seed", "9" * 5000),
         ("--features", "x" * 100_000),
+        ("--family", "x" * 100_000),
     ],
 )
 def test_bad_values_are_usage_errors(

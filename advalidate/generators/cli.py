@@ -19,6 +19,11 @@ MAX_COUNT = 1_000_000
 MAX_N = 10**12
 
 
+def shown(text: str) -> str:
+    """A value given on the command line, quoted, as an error message repeats it: a long one cut short."""
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
+
+
 def whole(limit: int) -> Any:
     """An argparse type: a whole number from 1 to `limit`, written `1000`, `1e3` or `1_000`; read as
     a decimal, so that `1e999999999` is refused without being made."""
@@ -30,21 +35,20 @@ def whole(limit: int) -> Any:
         except InvalidOperation:
             whole = False
         if not whole:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
+            raise argparse.ArgumentTypeError(f"not a whole number: {shown(text)}")
         if not 1 <= d <= limit:
-            raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {limit}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {limit}, got {shown(text)}")
         return int(d)
 
     return conv
 
 
 def seed_arg(text: str) -> int:
-    """An argparse type for `--seed`: any integer (program i uses seed S + i), echoed back shortened."""
+    """An argparse type for `--seed`: any integer (program i uses seed S + i)."""
     try:
         return int(text)
     except ValueError:
-        shown = repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
-        raise argparse.ArgumentTypeError(f"not an integer: {shown}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {shown(text)}") from None
 
 
 def features_arg(text: str) -> Any:
@@ -109,7 +113,7 @@ def run_gen(args: argparse.Namespace) -> int:
 
         fam = ALL_FAMILIES.get(args.family)
         if fam is None:  # AdvError: reported by the command as one line, exit status 2
-            raise AdvError(f"unknown family {args.family!r}; known: {', '.join(ALL_FAMILIES)}")
+            raise AdvError(f"--family: unknown family {shown(args.family)}; known: {', '.join(ALL_FAMILIES)}")
         try:
             text = fam.source(args.n)  # checks n against the family's limit before anything is made
         except ValueError as exc:
