@@ -219,7 +219,7 @@ def test_programs_strategy(prog: adv.Program) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500, deadline=None, suppress_health_check=[])  # all health checks, too_slow too (slow run only)
 @given(program_inputs())
 def test_program_inputs_500_examples(pi: tuple[adv.Program, object]) -> None:
     """The issue's bar: 500 examples, health checks at their defaults."""

@@ -220,3 +220,11 @@ def test_campaigns_in_tests_have_the_safety_net_not_a_time_box() -> None:
     sources = sources_()
     found = {p.name: short_time_boxes(ast.parse(p.read_text(encoding="utf-8"))) for p in sources}
     assert {name: boxes for name, boxes in found.items() if boxes} == {}
+
+
+def test_the_suite_s_hypothesis_profile_depends_on_no_clock() -> None:
+    """tests/conftest.py loads it: no deadline, and no `too_slow` health check (generation time)."""
+    from hypothesis import HealthCheck, settings
+
+    assert settings.default.deadline is None
+    assert HealthCheck.too_slow in settings.default.suppress_health_check
