@@ -239,3 +239,105 @@ def test_the_smallest_memory_limit_runs_a_campaign(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["programs"] == 3 and summary["incidents"] == [] and summary["verdicts"]["pass"] > 0
+
+
+# ---- sweep --out: points 6, 10 and 18 ---------------------------------------------------------------------
+
+
+def sweep_options(out: Path) -> dict:
+    from dataclasses import asdict
+
+    from advalidate.sweep.campaign import SweepOptions
+
+    return asdict(SweepOptions(library="torch", out=str(out)))
+
+
+def test_sweep_refuses_an_out_that_is_not_a_directory(capsys):
+    assert main(["sweep", "torch", "--out", "/dev/null", "--progress", "quiet"]) == 2
+    assert one_error(capsys.readouterr().err) == "advalidate sweep: --out /dev/null: not a directory"
+
+
+@pytest.mark.parametrize("text", ["{", "[]", "5", "\xff"])
+def test_sweep_resume_on_a_corrupt_sweep_json_is_bad_input(text, tmp_path, capsys):
+    (tmp_path / "sweep.json").write_bytes(text.encode("latin-1"))
+    assert main(["sweep", "torch", "--resume", "--out", str(tmp_path), "--progress", "quiet"]) == 2
+    line = one_error(capsys.readouterr().err)
+    assert line.startswith(f"advalidate sweep: {tmp_path / 'sweep.json'}")
+
+
+BAD_ROWS = {
+    "mode-path": {"op": "abs", "sample": 0, "variant": "sample", "results": [
+        {"op": "abs", "sample": 0, "variant": "sample", "mode": "../../victim", "claimed": True, "status": "fail",
+         "detail": "x"}]},
+    "not-an-object": [1, 2],
+    "results-not-a-list": {"op": "abs", "sample": 0, "variant": "sample", "results": 5},
+    "status-not-a-string": {"op": "abs", "sample": 0, "variant": "sample", "results": [
+        {"op": "abs", "sample": 0, "variant": "sample", "mode": "reverse", "claimed": True, "status": 1,
+         "detail": "x"}]},
+    "op-done-not-a-string": {"op_done": ["abs"]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("row", list(BAD_ROWS))
+def test_sweep_resume_checks_every_row_of_results_jsonl(row, tmp_path, capsys):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "sweep.json").write_text(json.dumps(sweep_options(out)))
+    (out / "results.jsonl").write_text(json.dumps(BAD_ROWS[row]) + "\n")
+    assert main(["sweep", "torch", "--resume", "--out", str(out), "--progress", "quiet"]) == 2
+    line = one_error(capsys.readouterr().err)
+    assert line.startswith(f"advalidate sweep: {out / 'results.jsonl'}:1: not a row of a sweep's results")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
+def test_a_second_sweep_on_the_same_out_exits_2(tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "sweep.json").write_text(json.dumps(sweep_options(out)))
+    fd = hold_lock(out)
+    try:
+        res = advalidate_run("sweep", "torch", "--resume", "--out", str(out), "--progress", "quiet")
+    finally:
+        os.close(fd)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert f"--out {out}: another sweep campaign is running in this directory" in one_error(res.stderr)
+    assert sorted(p.name for p in out.iterdir()) == [".advalidate.lock", "sweep.json"]
+
+
+NO_EXPECTTEST = "raise ModuleNotFoundError(\"No module named 'expecttest'\", name='expecttest')\n"
+
+
+def test_sweep_without_its_extra_names_it_and_leaves_nothing(tmp_path):
+    """torch's OpInfo database imports expecttest (the `torch` extra): without it the sweep says which
+    extra to install, and leaves no directory behind, so the same command works once it is installed."""
+    pytest.importorskip("torch")
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "expecttest.py").write_text(NO_EXPECTTEST)
+    out = tmp_path / "o"
+    res = advalidate_run("sweep", "torch", "--op", "abs", "--out", str(out), "--progress", "quiet", paths=(blocked,))
+    assert res.returncode == 2, res.stdout + res.stderr
+    line = one_error(res.stderr)
+    assert "No module named 'expecttest'" in line and 'pip install -e ".[torch]"' in line
+    assert not out.exists()
+
+
+def test_sweep_resume_never_runs_a_call_source_read_from_results_jsonl(tmp_path):
+    """A finding's repro.py embeds its op's call and is run to confirm the finding: on --resume the call
+    comes from torch's own database again, never from results.jsonl (which anyone may have edited)."""
+    pytest.importorskip("expecttest")
+    out, marker = tmp_path / "o", tmp_path / "ran.txt"
+    out.mkdir()
+    evil = f"open({str(marker)!r}, 'w').write('ran')\n\ndef f(x):\n    return x.abs()\n"
+    result = {"op": "abs", "sample": 0, "variant": "sample", "mode": "reverse", "claimed": True, "status": "fail",
+              "detail": "made up", "known": "", "expected": 1.0, "actual": 2.0, "rel_err": 1.0}  # fmt: skip
+    record = {"library": "torch", "args": [[1.0]], "shapes": [[1]], "call_source": evil, "nondiff_outputs": [],
+              "modes": ["reverse"], "known": {}}  # fmt: skip
+    row = {"op": "abs", "sample": 0, "variant": "sample", "results": [result], "record": record}
+    (out / "results.jsonl").write_text(json.dumps(row) + "\n" + json.dumps({"op_done": "abs", "records": 1}) + "\n")
+    (out / "sweep.json").write_text(json.dumps(dict(sweep_options(out), ops=["abs"])))
+    res = advalidate_run("sweep", "torch", "--resume", "--op", "abs", "--out", str(out), "--progress", "quiet")
+    assert not marker.exists()
+    assert res.returncode == 0, res.stdout + res.stderr  # the made-up failure is not confirmed: not counted
+    (repro,) = out.glob("*/*-abs-reverse/repro.py")
+    assert str(marker) not in repro.read_text() and "def f(" in repro.read_text()

@@ -14,10 +14,12 @@ import fnmatch
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from advalidate.fuzz.outdir import OutDirError, OutLock, check_out
+from advalidate.fuzz.state_check import checked_record, matches
 from advalidate.sweep.records import MODES
 from advalidate.sweep.worker import SweepConfig
 
@@ -71,22 +73,54 @@ def all_op_names(library: str) -> list[str]:
 
 
 def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str], list[dict[str, Any]], float]:
-    """The record rows, the ops done, their incidents and CPU seconds, from results.jsonl."""
+    """The record rows, the ops done, their incidents and CPU seconds, from results.jsonl (each row
+    checked: `SweepUsageError` naming the line of one that is not the sweep's)."""
     rows, done, incidents, cpu = [], set(), [], 0.0
     if path.exists():
-        for line in path.read_text().splitlines():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SweepUsageError(f"{path}: cannot read: {exc}") from None
+        for lineno, line in enumerate(text.splitlines(), 1):
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by an interruption
-            if "op_done" in row:
-                done.add(row["op_done"])
-                cpu += row.get("cpu_seconds") or 0.0
-                if row.get("incident"):
-                    incidents.append({"op": row["op_done"], "kind": "incident", "detail": row["incident"]})
-            else:
-                rows.append(row)
+            try:
+                if isinstance(row, dict) and "op_done" in row:
+                    done.add(_typed(row["op_done"], str))
+                    cpu += _typed(row.get("cpu_seconds") or 0.0, float)
+                    if row.get("incident"):
+                        detail = _typed(row["incident"], str)
+                        incidents.append({"op": row["op_done"], "kind": "incident", "detail": detail})
+                else:  # its record (a call's source, which a finding's repro.py runs) is never taken
+                    rows.append({k: v for k, v in _checked_row(row).items() if k != "record"})
+            except (TypeError, KeyError, ValueError) as exc:
+                raise SweepUsageError(f"{path}:{lineno}: not a row of a sweep's results ({exc})") from None
     return rows, done, incidents, cpu
+
+
+def _typed(value: Any, hint: Any) -> Any:
+    if not matches(value, hint):
+        raise TypeError(f"{value!r:.60} is not of type {hint}")
+    return value
+
+
+def _checked_row(row: Any) -> dict[str, Any]:
+    """A record row of results.jsonl: its op, sample and variant, and each mode's result of the
+    fields and types a `ModeResult` has, its mode one of MODES (the mode names finding directories)."""
+    from advalidate.sweep.check import ModeResult
+
+    if not isinstance(row, dict):
+        raise TypeError(f"a JSON {type(row).__name__}, not an object")
+    _typed(row["op"], str), _typed(row["sample"], int), _typed(row["variant"], str)
+    for r in _typed(row["results"], list[dict[str, Any]]):
+        ModeResult(**checked_record(ModeResult, r, "a result"))
+        if set(r) - {f.name for f in fields(ModeResult)}:
+            raise KeyError(f"unknown fields {sorted(set(r) - {f.name for f in fields(ModeResult)})}")
+        if r["mode"] not in MODES:
+            raise ValueError(f"unknown mode {r['mode']!r:.60}")
+    return row
 
 
 class _Live:
@@ -142,29 +176,68 @@ class _Live:
 
 def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
     """Run (or resume) the sweep into `opts.out`; the summary (also written to summary.json)."""
+    out = Path(opts.out)
+    if opts.resume:
+        _check_saved_options(out, opts)
+    else:
+        try:
+            holds_sweep = check_out(out, OPTIONS, "sweep")
+        except OutDirError as exc:
+            raise SweepUsageError(str(exc)) from None
+        if holds_sweep:
+            raise SweepUsageError(f"{out} holds a sweep (use --resume to continue it, or another --out)")
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    lock = OutLock(out, "sweep")
+    try:
+        lock.acquire()
+    except OutDirError as exc:
+        raise SweepUsageError(str(exc)) from None
+    try:
+        try:
+            results = _read_results(out / RESULTS)
+            names = select_ops(all_op_names(opts.library), opts.ops, opts.modules)
+            if not names:
+                raise SweepUsageError(f"no {opts.library} op matches --op {opts.ops} --module {opts.modules}")
+        except BaseException:
+            if made:  # nothing left behind: a retry (once the library is installed) starts afresh
+                lock.path.unlink(missing_ok=True)
+                out.rmdir()
+            raise
+        return _run_locked(opts, progress, out, names, results)
+    finally:
+        lock.release()
+
+
+def _check_saved_options(out: Path, opts: SweepOptions) -> None:
+    """`--resume`: the sweep in `out` (its sweep.json, a JSON object) ran with the options given."""
+    options_path = out / OPTIONS
+    if not options_path.is_file():
+        raise SweepUsageError(f"{out}: no sweep to resume here ({OPTIONS} is missing)")
+    try:
+        saved = json.loads(options_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SweepUsageError(f"{options_path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise SweepUsageError(f"{options_path}:{exc.lineno}:{exc.colno}: corrupt: {exc.msg}") from None
+    if not isinstance(saved, dict):
+        raise SweepUsageError(f"{options_path}: not a sweep's options: a JSON {type(saved).__name__}, not an object")
+    for key in ("library", "seed", "samples", "directions"):
+        if saved.get(key) != getattr(opts, key):
+            given, ran = getattr(opts, key), f"{saved.get(key)!r:.60}"
+            raise SweepUsageError(f"{out}: --resume with {key}={given!r}, but the sweep there ran with {ran}")
+
+
+def _run_locked(
+    opts: SweepOptions, progress: Any, out: Path, names: list[str], results: tuple[Any, ...]
+) -> dict[str, Any]:
+    """The sweep proper, in `out`, which this process holds the lock of; `results`: what results.jsonl
+    holds (`_read_results`)."""
     from advalidate.fuzz.pool import Pool
     from advalidate.sweep.worker import sweep_worker_main
 
-    out = Path(opts.out)
-    options_path = out / OPTIONS
-    if opts.resume:
-        if not options_path.exists():
-            raise SweepUsageError(f"{out}: no sweep to resume here ({OPTIONS} is missing)")
-        saved = json.loads(options_path.read_text())
-        for key in ("library", "seed", "samples", "directions"):
-            if saved.get(key) != getattr(opts, key):
-                raise SweepUsageError(
-                    f"{out}: --resume with {key}={getattr(opts, key)!r}, "
-                    f"but the sweep there ran with {saved.get(key)!r}"
-                )
-    elif out.exists() and any(out.iterdir()):
-        raise SweepUsageError(f"{out} exists and is not empty (use --resume to continue a sweep, or another --out)")
-    out.mkdir(parents=True, exist_ok=True)
-    options_path.write_text(json.dumps(asdict(opts), indent=2, default=list) + "\n")
-    names = select_ops(all_op_names(opts.library), opts.ops, opts.modules)
-    if not names:
-        raise SweepUsageError(f"no {opts.library} op matches --op {opts.ops} --module {opts.modules}")
-    rows, done, incidents, cpu = _read_results(out / RESULTS)
+    (out / OPTIONS).write_text(json.dumps(asdict(opts), indent=2, default=list) + "\n")
+    rows, done, incidents, cpu = results
     todo = [n for n in names if n not in done]
     live = _Live(opts, len(todo))
     live.cpu = cpu

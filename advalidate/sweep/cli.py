@@ -8,6 +8,9 @@ from typing import Any
 
 from advalidate.cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, positive
 
+#: The extra of pyproject.toml that installs what `sweep LIBRARY` imports (the library and its test database).
+EXTRAS = {"torch": "torch", "jax": "peers"}
+
 
 def add_commands(sub: Any) -> None:
     p = sub.add_parser(
@@ -60,7 +63,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"advalidate sweep: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as exc:
-        print(f"advalidate sweep: {args.library} is not usable here: {exc}", file=sys.stderr)
+        print(
+            f"advalidate sweep: {args.library} is not usable here: {exc}; install the {EXTRAS[args.library]!r} "
+            f'extra: pip install -e ".[{EXTRAS[args.library]}]" (from a checkout; else '
+            f'pip install "advalidate[{EXTRAS[args.library]}]")',
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     print(summary_text(summary, args.out))
     if summary["findings"]:

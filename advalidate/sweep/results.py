@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from advalidate.fuzz.outdir import plain_name
 from advalidate.sweep.records import MODES
 
 FINDING_JSON = "finding.json"
@@ -123,6 +124,19 @@ def write_finding(directory: Path, finding: dict[str, Any], opts: Any, version: 
     )
 
 
+def rederived_record(opts: Any, finding: dict[str, Any]) -> dict[str, Any] | None:
+    """A finding's record rebuilt from the library's own database, as `replay` does: a row that
+    `--resume` read back from results.jsonl keeps no record, since the call's source it holds would
+    be written into repro.py and run by its confirmation (code named in a campaign directory)."""
+    from advalidate.sweep import records
+    from advalidate.sweep.worker import record_json
+
+    for rec in records(opts.library, ops=[finding["op"]], seed=opts.seed):
+        if (rec.op, rec.sample, rec.variant) == (finding["op"], finding["sample"], finding["variant"]):
+            return record_json(rec)
+    return None
+
+
 #: Seconds a finding's repro.py may take when it is confirmed.
 CONFIRM_TIMEOUT = 180.0
 
@@ -191,7 +205,10 @@ def write_results(
     known = [f for f in findings if f["known"]]
     for sub, items in (("findings", new), ("known", known)):
         for i, f in enumerate(items, 1):
-            f["dir"] = f"{sub}/{i:03d}-{_slug(f['op'])}-{f['mode']}"
+            if f["record"] is None:
+                f["record"] = rederived_record(opts, f)
+            name = plain_name(f"{i:03d}-{_slug(f['op'])}-{f['mode']}", "a finding of results.jsonl")
+            f["dir"] = f"{sub}/{name}"
             write_finding(out / f["dir"], f, opts, version)
     new, unconfirmed = _confirm_all(out, new, getattr(opts, "workers", 1))
     statuses: Counter[str] = Counter(r["status"] for row in rows for r in row["results"])

@@ -36,16 +36,21 @@ def record_payload(rec: Any, results: list[Any]) -> dict[str, Any]:
         "results": [r.to_json() for r in results],
     }
     if any(r.finding_kind for r in results):
-        out["record"] = {
-            "library": rec.library,
-            "args": [np.asarray(a, dtype=np.float64).tolist() for a in rec.args],
-            "shapes": [list(np.shape(a)) for a in rec.args],
-            "call_source": rec.call_source,
-            "nondiff_outputs": list(rec.nondiff_outputs),
-            "modes": sorted(rec.modes),
-            "known": dict(rec.known),
-        }
+        out["record"] = record_json(rec)
     return out
+
+
+def record_json(rec: Any) -> dict[str, Any]:
+    """A record as a finding directory keeps it: its inputs and its call in the library's own API."""
+    return {
+        "library": rec.library,
+        "args": [np.asarray(a, dtype=np.float64).tolist() for a in rec.args],
+        "shapes": [list(np.shape(a)) for a in rec.args],
+        "call_source": rec.call_source,
+        "nondiff_outputs": list(rec.nondiff_outputs),
+        "modes": sorted(rec.modes),
+        "known": dict(rec.known),
+    }
 
 
 def check_op(name: str, cfg: SweepConfig, send: Any) -> int:
