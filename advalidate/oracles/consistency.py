@@ -10,7 +10,8 @@ or giving them to one element — and asks whether the library agrees with *itse
 - reverse against forward: ⟨Jᵀ dy, v⟩ from the library's reverse mode against ⟨dy, J v⟩ from its
   own forward mode (`jvp`), where it has one;
 - reverse against its own primal: against central differences of ⟨dy, f(x + h v)⟩ computed with the
-  library's own primal (a disagreement counts once steps h and h/2 agree with each other);
+  library's own primal (a disagreement counts once steps h and h/2 agree with each other; the
+  quotients are `advalidate.differences`');
 - at a kink (the one-sided differences along v disagree, or a tie was met: exact ties come from
   integer-valued inputs), the selection-gradient verdict (`oracles.kinks`): the gradient must be
   that of one active smooth piece ("piece") or, where every tied call used documents splitting the
@@ -43,6 +44,7 @@ import math
 import re
 from typing import Any
 
+from ..differences import central, one_sided, quotients
 from ..lang.errors import EvalError
 from ..lang.program import parse
 from ..lang.specials import SPECIALS
@@ -328,8 +330,7 @@ class ConsistencyOracle(Oracle):
             lp, lm = loss(STEP), loss(-STEP)
         except (EvalError, RecursionError, ArithmeticError, ValueError):
             return self.inconclusive(run, f"the library's primal does not run near the input ({where})")
-        fd1 = (lp - lm) / (2 * STEP)
-        right, left = (lp - l0) / STEP, (l0 - lm) / STEP
+        fd1, right, left = quotients(l0, lp, lm, STEP)
         if not all(map(math.isfinite, (fd1, right, left))):
             return self.inconclusive(run, f"the library's primal is not finite near the input ({where})")
         if plan.ties or abs(right - left) > KINK_REL * max(scale, abs(fd1)):
@@ -385,7 +386,7 @@ class ConsistencyOracle(Oracle):
                 checks.append("its forward mode")
         if not abs(fd1 - rev) <= 10 * tol:  # (a non-finite reverse gradient fails here)
             try:  # the half step must agree before the difference is trusted
-                fd2 = (loss(STEP / 2) - loss(-STEP / 2)) / STEP
+                fd2 = central(loss, STEP / 2)
             except (EvalError, RecursionError, ArithmeticError, ValueError):
                 fd2 = math.nan
             if not abs(fd1 - fd2) <= tol:
@@ -406,9 +407,8 @@ class ConsistencyOracle(Oracle):
         """The one-sided derivatives along v as text when differences at half the step agree with
         those at the step (so they are finite derivatives, not the growing quotients of an
         infinite slope such as sqrt's at 0); None when they do not, or the primal fails."""
-        h = STEP / 2
         try:
-            right2, left2 = (loss(h) - l0) / h, (l0 - loss(-h)) / h
+            right2, left2 = one_sided(loss, STEP / 2, l0)
         except (EvalError, RecursionError, ArithmeticError, ValueError):
             return None
         tol = 1e-4 * max(scale, abs(right), abs(left))

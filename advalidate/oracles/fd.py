@@ -21,6 +21,9 @@ digits, and by far at 80. The whole extrapolation at 60 digits, which this repla
 the same error by the same difference weighted 64/45 (plus the smaller steps' shares), and its
 gap, |4 D(h/4) - 5 D(h/2) + D(h)| / 45, differed from the 80-digit gap by at most 0.15 times it.
 
+The differences and the extrapolation are `advalidate.differences.mp_derivative`'s (the one module of
+numerical differences); this oracle supplies φ, the steps and ROUNDING_K.
+
 If the branch path at any x ± h v differs from the path at x, or the program leaves its domain
 there, the verdict is inconclusive, never fail. On a mismatch, programs with at most
 `POSITIONS_MAX` input reals get one finite difference per input real to name the positions.
@@ -44,10 +47,12 @@ to 1e-28 apart and see pass or inconclusive, never a fail.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mpmath
 
+from ..differences import mp_derivative
 from ..lang.errors import EvalError
 from ..lang.program import run_reference
 from ..lang.values import flatten, unflatten
@@ -67,36 +72,25 @@ class _NoDerivative(Exception):
 
 def directional_derivative(ctx: Context, direction: list, dps: int = T.REF_DPS) -> tuple[Any, Any]:
     """(derivative of ⟨dy, f(x + t·direction)⟩ at t = 0, extrapolation error estimate) at `dps` digits."""
-    d = differences(ctx, direction, dps, (STEP, STEP / 2, STEP / 4))
-    with mpmath.workdps(dps):
-        return richardson(d)
+    return mp_derivative(projection(ctx, direction), STEP, dps)
 
 
-def differences(ctx: Context, direction: list, dps: int, steps: tuple) -> list:
-    """The central differences D(s) = (φ(s) - φ(-s)) / 2s of φ(t) = ⟨dy, f(x + t·direction)⟩ at `dps`
-    digits, for each step s."""
-    with mpmath.workdps(dps):
-        x0 = ctx.x_flat
-        dy = ctx.dy_flat
+def projection(ctx: Context, direction: list) -> Callable[[Any], Any]:
+    """φ(t) = ⟨dy, f(x + t·direction)⟩ by the reference interpreter at the working precision."""
+    with mpmath.workdps(T.CHECK_DPS):  # x and dy as mpmath numbers, converted once per check
+        x0, dy = ctx.x_flat, ctx.dy_flat
 
-        def phi(t: Any) -> Any:
-            xt = unflatten(ctx.x, [a + t * d for a, d in zip(x0, direction, strict=True)])
-            try:
-                r = run_reference(ctx.prog, xt, numeric="mp", dps=dps)
-            except (EvalError, ArithmeticError) as exc:
-                raise _NoDerivative(f"the program raises {type(exc).__name__} at a finite-difference point") from None
-            if r.path != ctx.ref.path:
-                raise _NoDerivative("the branch path changes within the finite-difference step (non-smooth point)")
-            return mpmath.fsum(a * b for a, b in zip(dy, (T.to_mp(v) for v in flatten(r.value)), strict=True))
+    def phi(t: Any) -> Any:
+        xt = unflatten(ctx.x, [a + t * d for a, d in zip(x0, direction, strict=True)])
+        try:
+            r = run_reference(ctx.prog, xt, numeric="mp", dps=mpmath.mp.dps)
+        except (EvalError, ArithmeticError) as exc:
+            raise _NoDerivative(f"the program raises {type(exc).__name__} at a finite-difference point") from None
+        if r.path != ctx.ref.path:
+            raise _NoDerivative("the branch path changes within the finite-difference step (non-smooth point)")
+        return mpmath.fsum(a * b for a, b in zip(dy, (T.to_mp(v) for v in flatten(r.value)), strict=True))
 
-        return [(phi(s) - phi(-s)) / (2 * s) for s in steps]
-
-
-def richardson(d: list) -> tuple[Any, Any]:
-    """Two Richardson levels over D(h), D(h/2), D(h/4): (result, gap between the last two levels)."""
-    r1 = [(4 * d[1] - d[0]) / 3, (4 * d[2] - d[1]) / 3]
-    r2 = (16 * r1[1] - r1[0]) / 15
-    return r2, abs(r2 - r1[1])
+    return phi
 
 
 class FiniteDifferenceOracle(Oracle):
@@ -107,11 +101,8 @@ class FiniteDifferenceOracle(Oracle):
     def expected(self, ctx: Context) -> tuple[Any, Any] | str:
         if "fd" not in ctx.cache:
             try:
-                fine = differences(ctx, ctx.v_flat, T.CHECK_DPS, (STEP, STEP / 2, STEP / 4))
-                (coarse,) = differences(ctx, ctx.v_flat, T.REF_DPS, (STEP / 4,))
-                with mpmath.workdps(T.CHECK_DPS):
-                    d, gap = richardson(fine)
-                    ctx.cache["fd"] = d, max(gap, ROUNDING_K * abs(fine[2] - coarse))
+                phi = projection(ctx, ctx.v_flat)
+                ctx.cache["fd"] = mp_derivative(phi, STEP, T.REF_DPS, T.CHECK_DPS, rounding_k=ROUNDING_K)
             except _NoDerivative as exc:
                 ctx.cache["fd"] = str(exc)
         return ctx.cache["fd"]

@@ -28,9 +28,10 @@ relative to the size of the input.
     taken by Richardson-extrapolated finite differences (Ridders' method) in careful float64, not
     mpmath: the user's function runs in its framework's float64 and cannot be re-run at high
     precision as the `fd` oracle of `adv.check` re-runs the reference interpreter. The differences
-    are taken at `N_STEPS` steps h = 2⁻², 2⁻³, …, 2⁻³¹, extrapolated over up to `MAX_ORDER`
-    levels, and the entry with the smallest error estimate is kept. An entry's error estimate is
-    the largest of its distances to its neighbours in the Richardson table and a rounding floor,
+    (`advalidate.differences.directional`, whose constants are named here) are taken at
+    `N_STEPS` steps h = 2⁻², 2⁻³, …, 2⁻³¹, extrapolated over up to `MAX_ORDER` levels, and the
+    entry with the smallest error estimate is kept. An entry's error estimate is the largest of
+    its distances to its neighbours in the Richardson table and a rounding floor,
     amplified by the extrapolation: NOISE_K × (the measured noise of φ) / h, at least
     4 ε Σ|u_k f_k| / h. The noise of φ is measured, not assumed (`noise_level`, after Moré and
     Wild's ECnoise: high-order differences of φ at 9 points 2⁻²⁰ apart): cancellation inside f
@@ -111,6 +112,7 @@ from typing import Any
 
 import numpy as np
 
+from ..differences import EPS, FiniteDifference, directional
 from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
 from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
@@ -121,19 +123,6 @@ from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, ST
 
 FRAMEWORKS = ("jax", "torch", "autograd", "numpy")
 CHECKS = ("fd", "forward", "dot")
-EPS = 2.0**-52
-#: Finite-difference steps h = H0 / 2**i, i < N_STEPS (relative to the scaled direction).
-H0 = 0.25
-N_STEPS = 30
-#: Richardson levels above the plain differences.
-MAX_ORDER = 6
-#: Rounding of one evaluation of φ, as a multiple of eps · Σ|u_k f_k|.
-ROUNDING = 4.0
-#: The noise of φ is measured at this many points this far apart (`noise_level`) ...
-NOISE_POINTS = 8
-NOISE_STEP = 2.0**-20
-#: ... and a difference quotient at step h may be off by NOISE_K times that noise / h.
-NOISE_K = 4.0
 #: Allowed disagreement, as a multiple of the error estimates.
 K = 10.0
 #: Finite differences whose error estimate exceeds this (relative) are inconclusive.
@@ -142,8 +131,6 @@ GIVE_UP = 1e-5
 TINY = 1e-8
 #: Jitter of x, u and v, in units of eps, to measure the rounding error of the derivatives.
 JITTER = 8.0
-#: A staircase is sought at the smallest step whose noise bound is below this fraction of |D|.
-JUMP_NOISE = 1e-3
 #: Failing checks name positions by one finite difference per input element, up to this many elements.
 POSITIONS_MAX = 16
 #: Seconds one call of the user's code (f, its reverse or forward pass) may take (`timeout=`).
@@ -644,144 +631,13 @@ def _first_line(exc: BaseException) -> str:
     return clip(text[0].split(". ")[0], 200)
 
 
-# -- finite differences --------------------------------------------------------------------------
-
-
-def _amplification(order: int) -> list[float]:
-    """How much each Richardson level can amplify rounding noise of the plain differences."""
-    out, a = [1.0], 1.0
-    for j in range(1, MAX_ORDER + 1):
-        fac = 2.0 ** (order * j)
-        a *= (fac + 1) / (fac - 1)
-        out.append(a)
-    return out
-
-
-def richardson(d: Sequence[float], order: int, noise: Sequence[float]) -> tuple[float, float]:
-    """(best estimate, its error estimate) from difference quotients `d` at steps h0 / 2**i.
-
-    The error of d is a series in h**order, h**(2 order), … (order 2 for central differences, 1
-    for one-sided ones). Ridders' tableau: level j eliminates the h**(order j) term; an entry's
-    error estimate is the largest of its distances to the entries it came from and to the same
-    level one step earlier, and of the rounding floor `noise[i]` amplified by the extrapolation.
-    Entries touching a non-finite difference are skipped. (nan, inf) when nothing is left.
-    """
-    amp = _amplification(order)
-    best, best_err = math.nan, math.inf
-    prev: list[float] = []
-    for i, di in enumerate(d):
-        row = [di]
-        for j in range(1, min(i, MAX_ORDER) + 1):
-            fac = 2.0 ** (order * j)
-            val = (fac * row[j - 1] - prev[j - 1]) / (fac - 1)
-            row.append(val)
-            err = max(abs(val - row[j - 1]), abs(val - prev[j - 1]), noise[i] * amp[j])
-            if j < len(prev):
-                err = max(err, abs(val - prev[j]))
-            if math.isfinite(val) and math.isfinite(err) and err < best_err:
-                best, best_err = val, err
-        prev = row
-    return best, best_err
-
-
-@dataclass
-class FiniteDifference:
-    """The derivative at t = 0 of φ(t) = ⟨u, f(x + t v)⟩: central and one-sided, with error estimates."""
-
-    central: float
-    central_err: float
-    right: float
-    right_err: float
-    left: float
-    left_err: float
-    phi_scale: float  # Σ|u_k f_k(x)|
-    noise: float = 0.0  # the rounding noise of φ near 0 (`noise_level`)
-    kink: str = ""  # why the point looks like a kink ("" when it does not)
-
-    @property
-    def relative_noise(self) -> float:
-        return self.noise / self.phi_scale if self.phi_scale else 0.0
-
-    @property
-    def ok(self) -> bool:
-        return math.isfinite(self.central) and not self.kink
-
-
-def noise_level(phi: Callable[[float], tuple[float, float]], p0: float) -> float:
-    """The rounding noise of φ near t = 0 (Moré and Wild's ECnoise, simplified): φ at
-    `NOISE_POINTS` + 1 points `NOISE_STEP` apart; the k-th differences of a smooth function are
-    negligible at that spacing, so their mean square, scaled by (k!)² / (2k)!, estimates the
-    variance of the noise. The median of the estimates for k = 3 … 6 (0 when φ is not finite there)."""
-    half = NOISE_POINTS // 2
-    vals = np.array([phi(k * NOISE_STEP)[0] if k else p0 for k in range(-half, half + 1)])
-    if not np.all(np.isfinite(vals)):
-        return 0.0
-    est, d = [], (vals - p0) / max(float(np.max(np.abs(vals - p0))), 1e-300)  # scaled: no overflow
-    for k in range(1, 7):
-        d = np.diff(d)
-        if k >= 3:
-            est.append(math.sqrt(math.factorial(k) ** 2 / math.factorial(2 * k) * float(np.mean(d * d))))
-    return float(np.median(est)) * max(float(np.max(np.abs(vals - p0))), 1e-300)
+# -- finite differences (`advalidate.differences`) ----------------------------------------------
 
 
 def directional_fd(phi: Callable[[float], tuple[float, float]]) -> FiniteDifference | str:
-    """Finite differences of `phi(t) -> (value, Σ|terms|)` at t = 0, or why there are none."""
-    p0, s0 = phi(0.0)
-    if not math.isfinite(p0):
-        return "f is not finite at the example arguments"
-    noise = noise_level(phi, p0)
-    sigma = NOISE_K * noise
-    hs = [H0 / 2.0**i for i in range(N_STEPS)]
-    plus = [phi(h) for h in hs]
-    minus = [phi(-h) for h in hs]
-    central, right, left, n_c, n_r, n_l = [], [], [], [], [], []
-    for h, (p, sp), (m, sm) in zip(hs, plus, minus):
-        central.append((p - m) / (2 * h))
-        right.append((p - p0) / h)
-        left.append((p0 - m) / h)
-        n_c.append(max(ROUNDING * EPS * (sp + sm) / 2, sigma) / h)
-        n_r.append(max(ROUNDING * EPS * (sp + s0), 1.5 * sigma) / h)
-        n_l.append(max(ROUNDING * EPS * (sm + s0), 1.5 * sigma) / h)
-    fd = FiniteDifference(
-        *richardson(central, 2, n_c), *richardson(right, 1, n_r), *richardson(left, 1, n_l), s0, noise
-    )
-    have_r, have_l = math.isfinite(fd.right), math.isfinite(fd.left)
-    if not math.isfinite(fd.central) and not (have_r and have_l):
-        side = "on either side" if not (have_r or have_l) else "on one side"
-        return f"f is not finite {side} of x within the finite-difference steps (a domain boundary)"
-    if have_r and have_l:
-        pairs = [(fd.right, fd.right_err, fd.left, fd.left_err)]
-        if math.isfinite(fd.central):
-            c = (fd.central, fd.central_err)
-            pairs += [(*c, fd.right, fd.right_err), (*c, fd.left, fd.left_err)]
-        for a, ea, b, eb in pairs:
-            if abs(a - b) > K * (ea + eb) + KINK_RTOL * max(abs(a), abs(b)):
-                fd.kink = (
-                    f"a kink at x along v, or a singularity near x: the one-sided and central differences "
-                    f"disagree (right {fd.right:.6g}, left {fd.left:.6g}, central {fd.central:.6g})"
-                )
-                break
-    if not fd.kink and math.isfinite(fd.central):
-        fd.kink = _jump(fd.central, central, n_c)
-    if not fd.kink and not math.isfinite(fd.central):
-        fd.central, fd.central_err = (fd.right, fd.right_err) if fd.right_err <= fd.left_err else (fd.left, fd.left_err)
-    return fd
-
-
-def _jump(d: float, central: Sequence[float], noise: Sequence[float]) -> str:
-    """Why the extrapolated derivative `d` is not the limit of the plain central differences
-    ("" when it is): a staircase or jump (round(x, decimals=3)) looks smooth at the large steps,
-    where Richardson's estimate can be excellent, but at the smallest step whose rounding noise
-    is still far below |d| the difference quotient must be close to d for a differentiable φ."""
-    for c, n in zip(reversed(central), reversed(noise)):
-        if math.isfinite(c) and n <= JUMP_NOISE * abs(d):
-            if abs(c - d) > 0.5 * abs(d) + K * n:
-                return (
-                    f"a jump or staircase at x along v: the central differences tend to {c:.6g} at the "
-                    f"smallest steps but extrapolate to {d:.6g} from the larger ones"
-                )
-            return ""
-    return ""
+    """Finite differences of `phi(t) -> (value, Σ|terms|)` at t = 0, or why there are none; a kink
+    where the one-sided and central ones disagree beyond K times their error estimates."""
+    return directional(phi, k=K, kink_rtol=KINK_RTOL)
 
 
 # -- the checks ----------------------------------------------------------------------------------

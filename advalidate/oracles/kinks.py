@@ -28,6 +28,8 @@ from typing import Any
 
 import mpmath
 
+from ..differences import extrapolate
+
 PIECE, HULL = "piece", "hull"
 RULES = (PIECE, HULL)
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -173,9 +175,9 @@ def _along(
         if not all(_finite(v) for v in g):
             return None
         gs.append(g)
-    g1, g2, g4 = gs
-    r1 = [2 * a - b for a, b in zip(g1, g2, strict=True)]
-    r2 = [2 * b - c for b, c in zip(g2, g4, strict=True)]
+    g1, g2, g4 = gs  # the error is c·t + O(t²): one Richardson step with factor 2
+    r1 = [extrapolate(a, b, 2) for a, b in zip(g1, g2, strict=True)]
+    r2 = [extrapolate(b, c, 2) for b, c in zip(g2, g4, strict=True)]
     size = max([1.0] + [abs(float(v)) for v in r1])
     spread = max((abs(float(a - b)) for a, b in zip(r1, r2, strict=True)), default=0.0)
     if spread > math.sqrt(eps) * size:
