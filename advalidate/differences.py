@@ -27,7 +27,7 @@ its name says otherwise:
 - float64: `directional` (central, right and left derivatives with error estimates, the noise of φ,
   and whether the point looks like a kink or a jump);
 - high precision: `mp_central`, `mp_derivative` (mpmath at given digits; the error estimate can
-  include the rounding error seen between two precisions).
+  include the rounding error seen between two precisions), `mp_one_sided` (the two slopes at a kink).
 """
 
 from __future__ import annotations
@@ -354,3 +354,13 @@ def mp_derivative(
     (coarse,) = mp_central(phi, steps[-1:], dps)
     with mpmath.workdps(check_dps):
         return d, max(gap, rounding_k * abs(fine[-1] - coarse))
+
+
+def mp_one_sided(phi: Callable[[Any], Any], step: Any, dps: int, *, levels: int = 3) -> tuple[tuple, tuple]:
+    """The right and left derivatives φ'(0+) and φ'(0-) at `dps` digits: one-sided differences at
+    steps `halving(step, levels)` and every Richardson level (their error is a series in h):
+    ((right, gap), (left, gap)). At a kink, the slopes of the two pieces active along the direction."""
+    with mpmath.workdps(dps):
+        p0 = phi(mpmath.mpf(0))
+        sides = [one_sided(phi, h, p0) for h in halving(step, levels)]
+        return richardson([r for r, _ in sides], order=1), richardson([lf for _, lf in sides], order=1)

@@ -170,6 +170,19 @@ def test_one_sided_differences_of_abs_at_zero():
         assert D.one_sided(abs, mpmath.mpf("1e-30"), mpmath.mpf(0)) == (1, -1)
 
 
+def test_mp_one_sided_gives_both_pieces_slopes_at_a_kink():
+    """φ(t) = exp(t) - 1 for t >= 0, 2 sin t below: the slopes 1 and 2 to some 35 digits at 60."""
+
+    def phi(t):
+        return mpmath.exp(t) - 1 if t >= 0 else 2 * mpmath.sin(t)
+
+    (right, rgap), (left, lgap) = D.mp_one_sided(phi, mpmath.mpf("1e-12"), 60)
+    assert abs(right - 1) < mpmath.mpf("1e-35") and abs(left - 2) < mpmath.mpf("1e-35")
+    assert rgap < mpmath.mpf("1e-20") and lgap < mpmath.mpf("1e-20")
+    (r, _), (lf, _) = D.mp_one_sided(abs, mpmath.mpf("1e-12"), 60)
+    assert (r, lf) == (1, -1)
+
+
 def test_directional_finds_the_kink_of_abs_and_its_two_slopes():
     fd = D.directional(terms(lambda t: abs(t) + 0.5 * t), k=K, kink_rtol=KINK_RTOL)
     assert fd.kink.startswith("a kink at x along v")
