@@ -341,3 +341,67 @@ def test_sweep_resume_never_runs_a_call_source_read_from_results_jsonl(tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr  # the made-up failure is not confirmed: not counted
     (repro,) = out.glob("*/*-abs-reverse/repro.py")
     assert str(marker) not in repro.read_text() and "def f(" in repro.read_text()
+
+
+# ---- point 16: a consistency finding names the mode that disagrees with the differences ------------------
+
+
+class _Plan:
+    undefined: list = []
+    ties: list = []
+    used: list = []
+    outside: list = []
+
+    def forget_met(self) -> None:
+        pass
+
+
+class _Lowered:
+    """`x -> x * x` with a correct primal; `forward` or `reverse` mode is off by `error`."""
+
+    def __init__(self, wrong: str, error: float = 5.0) -> None:
+        self.plan, self.wrong, self.error = _Plan(), wrong, error
+
+    def value_flat(self, prog, x):
+        return [float(x) * float(x)]
+
+    def vjp(self, prog, x):
+        slope = 2 * float(x) + (self.error if self.wrong == "reverse" else 0.0)
+        return float(x) * float(x), lambda dy: slope * float(dy)
+
+    def jvp(self, prog, x, v):
+        slope = 2 * float(x) + (self.error if self.wrong == "forward" else 0.0)
+        return float(x) * float(x), slope * float(v)
+
+
+@pytest.mark.parametrize("wrong", ["forward", "reverse"])
+def test_a_consistency_failure_states_the_wrong_mode_as_actual(wrong):
+    """torch's scatter_reduce: "expected 0.0, actual -2.24" where 0.0 was torch's (wrong) forward mode
+    and -2.24 its reverse mode, which agrees with differences. Now `expected` is the differences'
+    value, `actual` the wrong mode's, and the detail and labels name that mode."""
+    from advalidate.fuzz.findings import verdict_labels
+    from advalidate.lang.program import parse
+    from advalidate.oracles.consistency import ConsistencyOracle
+    from advalidate.oracles.context import Context, EngineRun
+
+    prog = parse("\\(x : R) -> x * x")
+    ctx = Context(prog, 1.5, 3)
+    eng = _Lowered(wrong)
+    v = ConsistencyOracle()._judge_at(ctx, EngineRun("lib", eng, "float"), eng, ctx.x, "the check's input")
+    assert v.status == "fail"
+    dy, dv = float(ctx.dy), float(ctx.v)
+    right = 2 * 1.5 * dy * dv
+    assert v.expected == pytest.approx(right, rel=1e-6)
+    assert v.actual == pytest.approx(right + 5.0 * dy * dv, rel=1e-9)
+    assert v.detail.startswith(wrong)
+    expected_label, actual_label = verdict_labels({"oracle": "consistency", "detail": v.detail})
+    assert "central differences" in expected_label and f"{wrong} mode" in actual_label
+
+
+def test_finding_names_say_which_way_a_flag_of_the_call_is_set():
+    from advalidate.fuzz.findings import finding_name
+
+    off = finding_name(1, "torch", "scatter_reduce('prod', include_self=False)")
+    on = finding_name(1, "torch", "scatter_reduce('prod', include_self=True)")
+    assert off == "f001-torch-scatter-reduce-prod-no-include-self"
+    assert on == "f001-torch-scatter-reduce-prod-include-self"

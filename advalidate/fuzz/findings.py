@@ -103,12 +103,15 @@ _OP_WORDS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "<": "lt", "<=": "l
 
 
 def construct_slug(culprit: str) -> str:
-    """A culprit in a file name: "*R, let" becomes "mulR-let"."""
+    """A culprit in a file name: "*R, let" becomes "mulR-let"; a library call's flags say what they
+    are set to: "scatter_reduce('prod', include_self=False)" becomes "scatter-reduce-prod-no-include-self"
+    (with `=True`: "...-include-self"), so the two calls' findings never share a name."""
     words = []
     for c in culprit.split(", "):
         m = re.fullmatch(r"(<=|>=|==|[-+*/<>])([RZ]?)", c)
         words.append(_OP_WORDS[m.group(1)] + m.group(2) if m else c)
-    return slug("-".join(words), 32)
+    text = re.sub(r"\b(\w+)=False\b", r"no-\1", "-".join(words))
+    return slug(re.sub(r"\b(\w+)=True\b", r"\1", text), 48)
 
 
 def finding_name(number: int, engine: str, culprit: str) -> str:
@@ -445,6 +448,10 @@ def covers(culprit: Iterable[str], program_constructs: Iterable[str]) -> bool:
 # ---- presenting a verdict ---------------------------------------------------------------------
 
 
+#: How the consistency oracle's detail starts when the library's forward mode is the wrong one.
+FORWARD_WRONG = "forward ⟨dy, J v⟩ = "
+
+
 def verdict_labels(verdict: dict[str, Any]) -> tuple[str, str]:
     """What a failing verdict's `expected` and `actual` are, in words, by oracle and detail."""
     oracle = str(verdict.get("oracle") or "")
@@ -475,6 +482,11 @@ def verdict_labels(verdict: dict[str, Any]) -> tuple[str, str]:
         return "⟨dy, J v⟩ by forward mode", "⟨Jᵀ dy, v⟩ by the engine"
     if oracle == "cross":
         return _cross_expected(detail, "gradient"), "gradient by this engine"
+    if oracle == "consistency" and "central differences of" in detail:
+        # The library against itself: `actual` is the mode that disagrees with its own differences.
+        forward = FORWARD_WRONG in detail
+        wrong = "⟨dy, J v⟩ by the library's forward mode" if forward else "⟨Jᵀ dy, v⟩ by the library's reverse mode"
+        return "derivative along v by central differences of the library's own primal", wrong
     return "expected", "actual"
 
 

@@ -376,11 +376,19 @@ class ConsistencyOracle(Oracle):
                 fwd = None
             if fwd is not None and (math.isfinite(fwd) or math.isfinite(rev)):  # both broken: the primal judges
                 if not math.isclose(fwd, rev, rel_tol=0, abs_tol=AGREE_REL * max(scale, abs(fwd))):
-                    return self.fail(
+                    if abs(fd1 - rev) <= 10 * tol:  # reverse agrees with the differences: forward is wrong
+                        return self.fail(
+                            run,
+                            f"forward ⟨dy, J v⟩ = {fwd!r} but the library's own reverse mode gives ⟨Jᵀ dy, v⟩ = "
+                            f"{rev!r}, as central differences of its own primal do ({fd1!r}) ({where})",
+                            expected=fd1,
+                            actual=fwd,
+                        )
+                    return self.fail(  # `expected` is the differences' value: the mode named is the wrong one
                         run,
                         f"reverse ⟨Jᵀ dy, v⟩ = {rev!r} but the library's own forward mode gives ⟨dy, J v⟩ = "
-                        f"{fwd!r} ({where})",
-                        expected=fwd,
+                        f"{fwd!r} (central differences of its own primal: {fd1!r}) ({where})",
+                        expected=fd1,
                         actual=rev,
                     )
                 checks.append("its forward mode")
