@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import pytest
 
 import advalidate as adv
+from advalidate.cli import main
 from advalidate.impl.seed004.compiled import gradient_program
 from advalidate.lang import core as C
 from advalidate.lang.deep import run_deep
@@ -140,3 +141,41 @@ def test_derivative_depth_of_ten_thousand_lets_takes_linear_memory():
     small, large = (adv.parse(long_lets(n)).expr for n in (1_000, 4_000))
     small_peak, large_peak = _peak_bytes(lambda: deriv_depth(small)), _peak_bytes(lambda: deriv_depth(large))
     assert large_peak < 8 * small_peak  # 4x the lets: 4x the memory (it was 16x: 14 MB, then 227 MB)
+
+
+def cli(capsys, tmp_path, text: str, *argv: str) -> tuple[int, str, str]:
+    """`advalidate <argv> FILE` on a file holding `text`: exit status, stdout, stderr."""
+    path = tmp_path / "prog.adv"
+    path.write_text(text)
+    code = main([*argv, str(path)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+DEFS = """-- input: (3.0, 4.0)
+def sq (x : R) : R = x * x
+
+def norm2 ((x, y) : (R, R)) : R = sqrt (sq x + sq y)
+
+def scale (k : R) ((x, y) : (R, R)) : (R, R) = (k * x, k * y)
+
+def main (p : (R, R)) : R =
+  let (u, v) = scale (1.0 / norm2 p) p in
+  u + 2.0 * v
+"""
+
+
+def test_compiled_differentiates_a_file_of_defs(capsys, tmp_path):
+    """A `def` that does not call itself is a `let` of a lambda to the compile-time stage (#42 18:
+    every `def` file was refused, the program not being a lambda)."""
+    code, out, err = cli(capsys, tmp_path, DEFS, "grad", "--engine", "compiled")
+    assert (code, err) == (0, "")
+    assert out == cli(capsys, tmp_path, DEFS, "grad", "--engine", "tape")[1]
+
+
+def test_compiled_names_the_recursive_def_it_declines(capsys, tmp_path):
+    fact = "def fact (n : Z) : Z = if n <= 0 then 1 else n * fact (n - 1)\n\n"
+    text = DEFS.replace("def main", fact + "def main").replace("u + 2.0 * v", "real (fact 3) * u")
+    code, out, err = cli(capsys, tmp_path, text, "grad", "--engine", "compiled")
+    assert (code, out) == (2, "")
+    assert "cannot stage the recursive function `fact`" in err

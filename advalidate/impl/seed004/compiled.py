@@ -148,6 +148,8 @@ class Stager:
             return self.expr(e.body, {**env, e.name: self.expr(e.rhs, env)})
         if isinstance(e, C.Lam):
             return lambda arg: self.expr(e.body, {**env, e.param: arg})
+        if isinstance(e, C.LetRec):
+            return self.expr(e.body, {**env, e.name: self.definition(e, env)})
         if isinstance(e, C.App):
             return self.expr(e.fn, env)(self.expr(e.arg, env))
         if isinstance(e, (C.PairC, C.ParC)):  # `par` only permits parallel evaluation
@@ -164,6 +166,18 @@ class Stager:
         if isinstance(e, C.ARRAY_NODES):
             return self.array(e, env)
         raise Declined(f"`compiled` cannot stage {type(e).__name__} (lists, sums and recursion have no static shape)")
+
+    def definition(self, e: C.LetRec, env: dict) -> Any:
+        """A `letrec` (a file's `def`) that does not call itself is a `let` of a lambda, staged
+        at each call like one; a recursive one has no static unrolling (its depth is known only at
+        run time), so it is declined by name."""
+        if e.name in C.free_vars(e.fbody):
+            name = e.name.rpartition("_")[0] or e.name
+            raise Declined(
+                f"`compiled` cannot stage the recursive function `{name}` (seed 004 §7 differentiates "
+                "code of static shape; recursion's depth is known only at run time)"
+            )
+        return lambda arg: self.expr(e.fbody, {**env, e.param: arg})
 
     def prim(self, e: C.Op | C.Elementwise, env: dict) -> Any:
         args = [self.expr(a, env) for a in e.args]
@@ -598,8 +612,6 @@ def gradient_program(prog: Program) -> Gradient:
     from .bot import bulk_operation_transform
 
     core = bulk_operation_transform(prog.core)
-    if not isinstance(core, C.Lam):
-        raise Declined("`compiled` expects the program to be a lambda")
     st = Stager()
     inputs: list[tuple[Type, A.Expr]] = []
 
@@ -616,7 +628,7 @@ def gradient_program(prog: Program) -> Gradient:
         raise Declined(f"`compiled` cannot take an input of type {ty} (no static shape)")
 
     x = dual_input(prog.input_type, A.Var("x"))
-    y = st.expr(core.body, {core.param: x})
+    y = st.expr(core, {})(x)  # a lambda, or `def`s (letrecs) ending in one
     seeds: list[tuple[A.Expr, SD]] = []
     primal = _collect(y, prog.output_type, A.Var("dy"), seeds)
     rev = Reverse(next(st.ids), len(inputs), st)
