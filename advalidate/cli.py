@@ -118,11 +118,28 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def runs_at(prog: Program, x: object) -> None:
+    """Raise the error `run` would report if the program fails at its given input in float and in
+    mp arithmetic alike: no oracle can judge anything there, and a table of inconclusive cells
+    would hide the one line that says why."""
+    from .lang.program import evaluate
+
+    try:
+        evaluate(prog, x)
+    except EvalError as first:
+        try:
+            evaluate(prog, x, numeric="mp")
+        except EvalError:
+            raise first from None
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from .oracles import check, oracle_names
 
     prog = load_program(args.file)
     x = program_input(prog, args.input, args.file, required=False)  # None: drawn from --seed
+    if x is not None:
+        runs_at(prog, x)
     check_names("oracle", args.oracle, oracle_names())
     engines = [cli_engine(name) for name in args.engine] if args.engine else None
     numeric = None if args.numeric == "auto" else args.numeric
@@ -256,8 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"advalidate: {_shown(exc)}", file=sys.stderr)
     except SourceError as exc:
         print(exc.render(), file=sys.stderr)
-    except EvalError as exc:
-        print(f"advalidate: evaluation failed: {_shown(exc)}", file=sys.stderr)
+    except EvalError as exc:  # located where the reference interpreter failed: file:line:col
+        where = f"{printable(str(exc.span))}: " if exc.span is not None else ""
+        print(f"advalidate: {where}evaluation failed: {_shown(exc)}", file=sys.stderr)
     except AdvError as exc:
         print(f"advalidate: {_shown(exc)}", file=sys.stderr)
     except NotImplementedError as exc:  # an engine declines the program (a feature its stage lacks)

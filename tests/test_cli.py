@@ -153,10 +153,10 @@ def test_domain_error_at_run_time(tmp_path, capsys):
     path = write(tmp_path, r"\(x : R) -> log x")
     code, out, err = run(capsys, path, "--input", "-1.0")
     assert (code, out) == (2, "")
-    assert one_message(err) == ["advalidate: evaluation failed: log of a non-positive number (-1.0)"]
+    assert one_message(err) == [f"advalidate: {path}:1:13: evaluation failed: log of a non-positive number (-1.0)"]
     path = write(tmp_path, r"\((x, y) : (R, R)) -> x / y", "div.adv")
     code, _, err = run(capsys, path, "--input", "(1.0, 0.0)", "--numeric", "mp")
-    assert code == 2 and one_message(err) == ["advalidate: evaluation failed: division by zero"]
+    assert code == 2 and one_message(err) == [f"advalidate: {path}:1:23: evaluation failed: division by zero"]
 
 
 def test_input_from_the_files_input_line(tmp_path, capsys):

@@ -340,3 +340,42 @@ def test_a_bad_thread_count_is_a_usage_error(tmp_path, monkeypatch, capsys, thre
     code, err = _run_cli(["grad", str(path), "--engine", "parallel"], capsys)
     assert code == 2
     assert err.strip() == f"advalidate: ADVALIDATE_THREADS must be a whole number from 1 to 256, not '{threads}'"
+
+
+# ---- 18. evaluation errors name their place; `check` at a failing input says one line -----------
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("\\(x : R) -> 1.0 + log x\n-- input: -1.0\n", "1:19", "log of a non-positive number (-1.0)"),
+        (
+            "def f (x : R) : R = sqrt (x - 2.0)\ndef main (x : R) : R =\n  let a = x * 2.0 in\n  a + f x\n"
+            "-- input: 1.0\n",
+            "1:21",
+            "sqrt of a non-positive number (-1.0)",
+        ),
+        ("\\(a : Array [3] R) -> sumOuter (log a)\n-- input: [|1.0, -2.0, 3.0|]\n", "1:32", "log of a non-positive"),
+        ("\\(x : Z) -> div 3 (x - 1)\n-- input: 1\n", "1:13", "integer division by zero"),
+        ("\\(x : R) -> grad (\\(y : R) -> y / (y - x)) x\n-- input: 1.0\n", "1:31", "division by zero"),
+    ],
+)
+def test_an_evaluation_error_is_located_in_the_program(tmp_path, capsys, text, where, message) -> None:
+    path = tmp_path / "p.adv"
+    path.write_text(text)
+    code, err = _run_cli(["run", str(path)], capsys)
+    assert code == 2
+    assert err.startswith(f"advalidate: {path}:{where}: evaluation failed: {message}")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_check_at_an_input_where_the_program_fails_says_what_run_says(tmp_path, capsys) -> None:
+    path = tmp_path / "p.adv"
+    path.write_text("\\(x : R) -> log x\n-- input: -1.0\n")
+    run_code, run_err = _run_cli(["run", str(path)], capsys)
+    code, err = _run_cli(["check", str(path)], capsys)
+    assert (
+        (code, err)
+        == (run_code, run_err)
+        == (2, f"advalidate: {path}:1:13: evaluation failed: log of a non-positive number (-1.0)\n")
+    )

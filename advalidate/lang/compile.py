@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import core as C
-from .errors import BudgetError, DomainError
+from .errors import BudgetError, DomainError, EvalError, MemoryBudgetError
 from .limits import over_budget
 from .values import Inl, Inr
 from .vectorise import gather_as_build, scatter_targets, vectorise_build
@@ -32,6 +32,28 @@ Code = Callable[[list], Any]
 #: point) costs as much as a hundred calls, so a long recursion that applies `grad` at every
 #: step runs out of its budget in bounded time and memory.
 DERIV_STEPS = 100
+
+
+def _at(exc: EvalError, span: Any) -> EvalError:
+    """`exc`, located at `span` unless a node inside already located it."""
+    if exc.span is None:
+        exc.span = span
+    return exc
+
+
+def located(code: Code, span: Any) -> Code:
+    """`code` of an array node, whose domain and memory-budget errors carry `span`. (A scalar
+    primitive locates its errors in its own closure, `Compiler.op`: no extra frame per call.)"""
+    if span is None:
+        return code
+
+    def run(f: list) -> Any:
+        try:
+            return code(f)
+        except (DomainError, MemoryBudgetError) as exc:
+            raise _at(exc, span) from None
+
+    return run
 
 
 class Budget:
@@ -302,7 +324,11 @@ class Compiler:
     _bounded = False
 
     def array(self, e: C.CExpr, s: _Scope) -> Code:
-        """An array node, or, past the memory budget (`limits`), code that refuses to run it."""
+        """An array node, or, past the memory budget (`limits`), code that refuses to run it;
+        its errors located at its place in the program text, when it has one."""
+        return located(self._array(e, s), getattr(e, "span", None))
+
+    def _array(self, e: C.CExpr, s: _Scope) -> Code:
         if self._bounded:
             return self.array_node(e, s)
         err = over_budget(e)
@@ -487,6 +513,8 @@ class Compiler:
             fn = self.prims[e.op]
         except KeyError:
             raise NotImplementedError(f"{type(self).__name__}: no primitive `{e.op}`") from None
+        if e.span is not None:
+            return self._located_op(fn, e, s)
         slots = [_local_slot(a, s) for a in e.args]
         if e.args and None not in slots:
             # Every argument a variable of this frame (the let-bound names of the AD translations):
@@ -518,6 +546,51 @@ class Compiler:
             a, b, c, d = args
             return lambda f: fn(a(f), b(f), c(f), d(f))
         return lambda f: fn(*[a(f) for a in args])
+
+    def _located_op(self, fn: Callable, e: C.Op, s: _Scope) -> Code:
+        """A primitive from the program text: a domain error it raises (or one raised below it
+        and not yet located) carries its span, so the command reports file:line:col."""
+        span = e.span
+        slots = [_local_slot(a, s) for a in e.args]
+        if len(slots) == 2 and None not in slots:  # `x + y` of two local variables: read them directly
+            i, j = slots
+
+            def op_slots(f: list) -> Any:
+                try:
+                    return fn(f[i], f[j])
+                except DomainError as exc:
+                    raise _at(exc, span) from None
+
+            return op_slots
+        args = [self.expr(a, s) for a in e.args]
+        if len(args) == 1:
+            (a,) = args
+
+            def op1(f: list) -> Any:
+                try:
+                    return fn(a(f))
+                except DomainError as exc:
+                    raise _at(exc, span) from None
+
+            return op1
+        if len(args) == 2:
+            a, b = args
+
+            def op2(f: list) -> Any:
+                try:
+                    return fn(a(f), b(f))
+                except DomainError as exc:
+                    raise _at(exc, span) from None
+
+            return op2
+
+        def op(f: list) -> Any:
+            try:
+                return fn(*[a(f) for a in args])
+            except DomainError as exc:
+                raise _at(exc, span) from None
+
+        return op
 
 
 # ---- the list built-ins, shared by every runtime (lists are cons cells, nil is None) ----------

@@ -203,6 +203,7 @@ class Op(CExpr):
     op: str
     args: list[CExpr]
     ty: Type = _t()
+    span: Any = _t()  # the surface node it came from: where an evaluation error is reported
 
 
 @dataclass(slots=True, eq=False)
@@ -297,6 +298,7 @@ class ArrOp(CExpr):
     fold_fn: CExpr | None = None
     zero: CExpr | None = None
     ty: Type = _t()
+    span: Any = _t()
 
 
 @dataclass(slots=True, eq=False)
@@ -308,6 +310,7 @@ class Elementwise(CExpr):
     shape: tuple[int, ...]
     elem: str
     ty: Type = _t()
+    span: Any = _t()
 
 
 @dataclass(slots=True, eq=False)
@@ -438,7 +441,7 @@ class Desugarer:
         if isinstance(e, A.Lam):
             return self._lambda([e.binder], e.body, env, ty)
         if isinstance(e, A.App):
-            return self._app(e, env)
+            return _located(self._app(e, env), e)
         if isinstance(e, A.Let):
             rhs = self.expr(e.rhs, env)
             bound: dict[str, str] = {}
@@ -465,12 +468,12 @@ class Desugarer:
         if isinstance(e, A.Case):
             return self._case(e, env)
         if isinstance(e, A.BinOp):
-            return self._binop(e, env)
+            return _located(self._binop(e, env), e)
         if isinstance(e, A.Neg):
             arg = self.expr(e.arg, env)
-            return self._prim("neg" if shape_of(ty)[1] == R else "ineg", [arg], ty)
+            return _located(self._prim("neg" if shape_of(ty)[1] == R else "ineg", [arg], ty), e)
         if isinstance(e, (A.ArrayLit, A.Build, A.Index, A.Gather, A.ArrayPrim)):
-            return self._array(e, env)
+            return _located(self._array(e, env), e)
         if isinstance(e, A.Deriv):
             fn_ty = prune(e.fn_ty)
             assert isinstance(fn_ty, Arrow)
@@ -669,6 +672,17 @@ class Desugarer:
         if name in A.UNARY_REAL or name in A.BINARY_REAL or name == "real":
             return self._prim(name, args, ty)
         return Op(name, args, ty=ty)
+
+
+_LOCATED = (Op, Elementwise, ArrOp)
+
+
+def _located(c: CExpr, e: A.Expr) -> CExpr:
+    """`c` with the span of the surface node `e` it computes, when `c` is a node that can fail
+    while it runs (a primitive, an element-wise or array operation)."""
+    if type(c) in _LOCATED and c.span is None:
+        c.span = e.span
+    return c
 
 
 def _lets(binds: list[tuple[str, CExpr]], body: CExpr, ty: Type) -> CExpr:

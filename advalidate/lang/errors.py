@@ -96,7 +96,12 @@ class SettingError(AdvError, ValueError):
 
 
 class EvalError(AdvError):
-    """Running a program went wrong in a way that is the program's, not the tool's, fault."""
+    """Running a program went wrong in a way that is the program's, not the tool's, fault.
+
+    `span` is where in the program text it went wrong, when the node that failed came from the
+    text (the reference interpreter's nodes do; an AD stage's generated ones need not)."""
+
+    span: Span | None = None
 
 
 class DomainError(EvalError):
