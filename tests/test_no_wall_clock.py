@@ -25,7 +25,8 @@ DEFAULT_EXAMPLES = 100
 SAFETY_NET = 600  # seconds: CONTRIBUTING.md, "Tests"
 
 
-def sources_() -> list[Path]:
+def scanned_files() -> list[Path]:
+    """The test modules and their helpers (tests/*.py)."""
     return sorted(TESTS.glob("*.py"))
 
 
@@ -194,14 +195,14 @@ def test_the_scan_sees_each_kind_of_wall_clock_dependence() -> None:
 
 
 def test_no_test_asserts_on_elapsed_time() -> None:
-    sources = sources_()
+    sources = scanned_files()
     assert len(sources) > 50
     found = {p.name: clock_uses(ast.parse(p.read_text(encoding="utf-8"))) for p in sources}
     assert {name: uses for name, uses in found.items() if uses} == {}
 
 
 def test_every_hypothesis_test_has_no_deadline_and_the_default_examples_outside_slow() -> None:
-    sources = sources_()
+    sources = scanned_files()
     checked = 0
     problems = {}
     for p in sources:
@@ -217,7 +218,7 @@ def test_every_hypothesis_test_has_no_deadline_and_the_default_examples_outside_
 
 
 def test_campaigns_in_tests_have_the_safety_net_not_a_time_box() -> None:
-    sources = sources_()
+    sources = scanned_files()
     found = {p.name: short_time_boxes(ast.parse(p.read_text(encoding="utf-8"))) for p in sources}
     assert {name: boxes for name, boxes in found.items() if boxes} == {}
 
