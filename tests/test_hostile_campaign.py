@@ -405,3 +405,34 @@ def test_finding_names_say_which_way_a_flag_of_the_call_is_set():
     on = finding_name(1, "torch", "scatter_reduce('prod', include_self=True)")
     assert off == "f001-torch-scatter-reduce-prod-no-include-self"
     assert on == "f001-torch-scatter-reduce-prod-include-self"
+
+
+# ---- point 18: replay ---------------------------------------------------------------------------------------
+
+
+def test_a_plugin_finding_from_a_namespace_package_replays_from_another_directory(tmp_path):
+    """`--engine pkg.mod:Engine` where `pkg` has no __init__.py (a namespace package, as a repository's
+    `tests/` often is): the finding records where it was found, and its command replays it elsewhere."""
+    made, elsewhere, out = tmp_path / "made", tmp_path / "elsewhere", tmp_path / "o"
+    (made / "pkg").mkdir(parents=True)
+    elsewhere.mkdir()
+    (made / "pkg" / "broken_engines.py").write_text((ROOT / "tests" / "broken_engines.py").read_text())
+    # Bounded by program counts (program 39 of seed 7 fails for BrokenSin), never by seconds.
+    args = [a if a != "tape" else "pkg.broken_engines:BrokenSin" for a in TINY]
+    res = advalidate_run("fuzz", "--seed", "7", "--programs", "40", "--out", str(out), *args, cwd=made)
+    assert res.returncode == 1, res.stdout + res.stderr
+    (finding,) = out.glob("f*/finding.json")
+    info = json.loads(finding.read_text())
+    assert info["pythonpath"] == str(made.resolve())
+    assert info["command"].startswith(f"PYTHONPATH={made.resolve()} advalidate replay")
+    again = advalidate_run("replay", str(finding.parent), "--engine", "pkg.broken_engines:BrokenSin",
+                           cwd=elsewhere, paths=(Path(info["pythonpath"]),))  # fmt: skip
+    assert again.returncode == 1, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("path, words", [("/nonexistent-x", "no such directory"), ("/dev/null", "not a directory")])
+def test_replay_of_a_path_that_is_no_directory_says_so(path, words, capsys):
+    assert main(["replay", path]) == 2
+    assert one_error(capsys.readouterr().err) == f"advalidate replay: {path}: {words}" + (
+        " (give a finding directory, which holds finding.json)" if words == "not a directory" else ""
+    )

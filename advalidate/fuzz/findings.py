@@ -542,12 +542,14 @@ def engine_pythonpath(spec: str) -> str | None:
         found = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return None
-    if found is None or not found.origin or found.origin in ("built-in", "frozen"):
+    if found is None or found.origin in ("built-in", "frozen"):
         return None
-    if found.submodule_search_locations:
+    if found.submodule_search_locations:  # a package; a namespace package (no __init__.py) has no origin
         root = Path(list(found.submodule_search_locations)[0]).resolve().parent
-    else:
+    elif found.origin:
         root = Path(found.origin).resolve().parent
+    else:
+        return None
     standard = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     try:
         standard += site.getsitepackages() + [site.getusersitepackages()]

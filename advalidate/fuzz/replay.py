@@ -50,6 +50,10 @@ def printable(text: object, limit: int = 200) -> str:
 def read_finding_json(d: Path) -> dict[str, Any]:
     """`finding.json` of a finding directory, checked: a readable JSON object naming an oracle."""
     path = d / FINDING_JSON
+    if not d.exists():
+        raise ReplayError(f"{d}: no such directory")
+    if not d.is_dir():
+        raise ReplayError(f"{d}: not a directory (give a finding directory, which holds {FINDING_JSON})")
     if not path.is_file():
         raise ReplayError(f"{d}: not a finding directory (no {FINDING_JSON})")
     try:
