@@ -268,6 +268,24 @@ def test_interrupt_writes_summary_and_findings(tmp_path: Path, sig: int) -> None
     assert "finding" in stdout  # the summary table was printed
 
 
+def incident_programs(seed: int, n: int) -> dict[int, set[str]]:
+    """Programs 0..n-1 of campaign `seed` that broken_engines' Crashing (`cos`) or Hanging (`exp`)
+    cannot answer, with the incident kinds each may give (well-behaved ones only: the others are
+    skipped before any engine runs)."""
+    from broken_engines import _uses
+
+    from advalidate.generators import generate
+
+    out = {}
+    for i in range(n):
+        pseed = program_seed(seed, i)
+        case = generate(pseed, program_size(pseed, None))
+        kinds = {kind for kind, name in (("crash", "cos"), ("timeout", "exp")) if _uses(case.program, name)}
+        if kinds and (case.behaved is None or case.behaved[0]):
+            out[i] = kinds
+    return out
+
+
 def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) -> None:
     out = tmp_path / "f"
     res = cli(
@@ -282,8 +300,12 @@ def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) 
     summary = json.loads((out / "summary.json").read_text())
     kinds = {i["kind"] for i in summary["incidents"]}
     assert kinds == {"crash", "timeout"}, summary["incidents"]
-    assert {1, 2} <= {i["index"] for i in summary["incidents"]}
-    assert summary["programs"] >= 2 and summary["stopped"] == "programs"  # the campaign went on
+    uses = incident_programs(24, 5)  # the programs that use `cos` or `exp`: exactly the incidents
+    got = {i["index"]: i["kind"] for i in summary["incidents"]}
+    assert {1, 2} <= set(got) == set(uses) and all(kind in uses[i] for i, kind in got.items())
+    # the campaign went on: every other program was checked (or skipped as not well-behaved)
+    assert summary["programs"] + summary["skipped_not_well_behaved"] + len(got) == 5
+    assert summary["programs"] >= 2 and summary["stopped"] == "programs"
     for inc in summary["incidents"]:
         text = (out / inc["dir"] / "program.adv").read_text()
         assert ("cos" if inc["kind"] == "crash" else "exp") in text
