@@ -117,15 +117,19 @@ def active_features(ch: Chooser, feats: frozenset[str]) -> frozenset[str]:
     return feats
 
 
+def shown(text: str) -> str:
+    """A value given by the user, quoted, as an error message repeats it: a long one cut short."""
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
+
+
 def check_features(features: Any) -> frozenset[str]:
     if isinstance(features, str):
         features = FEATURES if features == "all" else [f for f in features.split(",") if f]
     fs = frozenset(features)
     unknown = sorted(fs - set(FEATURES))
     if unknown:
-        shown = ", ".join(f if len(f) <= 40 else f"{f[:30]}... ({len(f)} characters)" for f in unknown[:10])
-        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
-        raise ValueError(f"unknown feature(s) {shown}{more}; known: {', '.join(FEATURES)}")
+        names = ", ".join(shown(f) for f in unknown[:10]) + (f" and {len(unknown) - 10} more" if unknown[10:] else "")
+        raise ValueError(f"unknown feature(s) {names}; known: {', '.join(FEATURES)}")
     return fs
 
 

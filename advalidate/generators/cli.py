@@ -19,11 +19,6 @@ MAX_COUNT = 1_000_000
 MAX_N = 10**12
 
 
-def shown(text: str) -> str:
-    """A value given on the command line, quoted, as an error message repeats it: a long one cut short."""
-    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
-
-
 def whole(limit: int) -> Any:
     """An argparse type: a whole number from 1 to `limit`, written `1000`, `1e3` or `1_000`; read as
     a decimal, so that `1e999999999` is refused without being made."""
@@ -31,14 +26,16 @@ def whole(limit: int) -> Any:
     def conv(text: str) -> int:
         try:
             d = Decimal(text)
-            whole = d.is_finite() and d == d.to_integral_value()
+            integral = d.is_finite() and d == d.to_integral_value()
         except InvalidOperation:
-            whole = False
-        if not whole:
+            integral = False
+        if integral and 1 <= d <= limit:
+            return int(d)
+        from .build import shown  # (numpy with it: only on the way to an error)
+
+        if not integral:
             raise argparse.ArgumentTypeError(f"not a whole number: {shown(text)}")
-        if not 1 <= d <= limit:
-            raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {limit}, got {shown(text)}")
-        return int(d)
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {limit}, got {shown(text)}")
 
     return conv
 
@@ -48,6 +45,8 @@ def seed_arg(text: str) -> int:
     try:
         return int(text)
     except ValueError:
+        from .build import shown
+
         raise argparse.ArgumentTypeError(f"not an integer: {shown(text)}") from None
 
 
@@ -109,6 +108,7 @@ def run_gen(args: argparse.Namespace) -> int:
     from ..lang.values import show_value
 
     if args.family is not None:
+        from .build import shown
         from .families import ALL_FAMILIES
 
         fam = ALL_FAMILIES.get(args.family)
