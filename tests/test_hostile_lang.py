@@ -379,3 +379,21 @@ def test_check_at_an_input_where_the_program_fails_says_what_run_says(tmp_path, 
         == (run_code, run_err)
         == (2, f"advalidate: {path}:1:13: evaluation failed: log of a non-positive number (-1.0)\n")
     )
+
+
+@pytest.mark.parametrize("kind", ["fuzz finding", "sweep finding", "campaign state"])
+def test_a_sparse_3_gb_json_in_a_finding_or_campaign_is_refused_unread(tmp_path, capsys, kind: str) -> None:
+    # Before: `replay` of a 24 KB directory holding a sparse 3 GB finding.json cost 6.3 GB.
+    from advalidate.sweep.replay import is_sweep_finding
+
+    d = tmp_path / "d"
+    d.mkdir()
+    name = "state.json" if kind == "campaign state" else "finding.json"
+    with open(d / name, "wb") as fh:
+        fh.truncate(3 << 30)
+    if kind == "sweep finding":
+        assert not is_sweep_finding(d)  # refused unread, so not taken for a sweep's finding
+        return
+    args = ["fuzz", "--resume", "--out", str(d), "--seconds", "1"] if kind == "campaign state" else ["replay", str(d)]
+    code, err = _run_cli(args, capsys)
+    assert code == 2 and "too large: 3221225472 bytes" in err

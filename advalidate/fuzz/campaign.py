@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK, add_import_path
 from ..impl.registry import EngineError, is_plugin_spec
+from ..lang.reader import read_user_json
 from ..oracles.verdict import FAIL, STATUSES
 from .errors import CampaignError
 from .findings import (
@@ -1092,7 +1093,7 @@ class Campaign:
         if not path.exists():
             raise CampaignError(f"{self.out}: no campaign to resume (no state.json)")
         try:
-            st = json.loads(path.read_text(encoding="utf-8"))
+            st = read_user_json(path, "campaign state")
         except (OSError, ValueError) as exc:
             raise CampaignError(f"{path}: cannot read campaign state: {exc}") from None
         try:  # valid JSON with missing or mistyped fields: bad input, not a traceback

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..lang.reader import read_user_file
 from .layout import FINDING_JSON
 
 
@@ -57,7 +58,7 @@ def read_finding_json(d: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ReplayError(f"{d}: not a finding directory (no {FINDING_JSON})")
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
+        info = json.loads(read_user_file(path, "finding"))
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -137,8 +138,8 @@ def replay(directory: Path | str, engine: Any = None, original: bool = False) ->
         raise ReplayError(f"{d / FINDING_JSON}: the check seed is not an integer: {printable(seed)!r}")
     pname, iname = ("original.adv", "original-input.txt") if original else ("program.adv", "input.txt")
     try:
-        text = (d / pname).read_text(encoding="utf-8")
-        input_text = (d / iname).read_text(encoding="utf-8").strip()
+        text = read_user_file(d / pname, "the finding's program")
+        input_text = read_user_file(d / iname, "the finding's input").strip()
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason})"
         raise ReplayError(f"{d}: cannot read the finding: {why}: {getattr(exc, 'filename', None) or pname}") from None

@@ -87,7 +87,7 @@ class ValueParseError(SourceError):
     kind = "bad value"
 
 
-class UserFileError(AdvError):
+class UserFileError(AdvError, ValueError):
     """A file a user gave cannot be read: missing, too large (`reader`), not UTF-8 or not JSON."""
 
 

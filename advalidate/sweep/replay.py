@@ -7,10 +7,10 @@ database; repro.py in the same directory is for people and is never imported or 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from advalidate.lang.reader import read_user_json
 from advalidate.sweep.records import MODES
 
 
@@ -21,7 +21,7 @@ class SweepReplayError(ValueError):
 def is_sweep_finding(directory: str | Path) -> bool:
     path = Path(directory) / "finding.json"
     try:
-        return json.loads(path.read_text()).get("tool") == "advalidate sweep"
+        return read_user_json(path, "finding").get("tool") == "advalidate sweep"
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -30,7 +30,7 @@ def load(directory: str | Path) -> dict[str, Any]:
     from advalidate.sweep import LIBRARIES
 
     try:
-        data = json.loads((Path(directory) / "finding.json").read_text())
+        data = read_user_json(Path(directory) / "finding.json", "finding")
     except (OSError, ValueError) as exc:
         raise SweepReplayError(f"{directory}: cannot read finding.json: {exc}") from None
     for key, kind in (("library", str), ("op", str), ("sample", int), ("variant", str), ("mode", str), ("seed", int)):
