@@ -152,8 +152,8 @@ STANDALONE_HEADER = "import math\nfrom collections.abc import Callable, Iterable
 def standalone_source(*names: str) -> str:
     """The source of the named float64 functions and of those they call, as plain Python that runs
     with only the standard library (for the repro.py scripts, which must not import advalidate):
-    the imports they need, then each function once, callees first. Contains braces only where
-    the functions do (none today): a `str.format` template may embed it after formatting."""
+    the imports they need, then each function once, callees first. It holds no brace, so a
+    `str.format` template (the sweep's repro.py) may embed it as it is."""
     order: list[str] = []
 
     def visit(name: str) -> None:

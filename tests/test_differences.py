@@ -242,6 +242,25 @@ def test_standalone_source_brings_what_a_function_calls_once():
         D.standalone_source("directional")
 
 
+@pytest.mark.parametrize("name", sorted(D.STANDALONE))
+def test_each_standalone_function_names_only_what_its_source_brings(name):
+    """Every name of the module that a function's code (nested functions included) uses is in its
+    emitted source: an import of the header or a function `standalone_source` brings with it."""
+    ns = fresh(D.standalone_source(name))
+
+    def names(code):
+        out = set(code.co_names)
+        for c in code.co_consts:
+            if hasattr(c, "co_names"):
+                out |= names(c)
+        return out
+
+    used = names(getattr(D, name).__code__) & set(vars(D))
+    assert used <= set(ns), used - set(ns)
+    if name == "dfridr":  # the scan sees calls and imports
+        assert {"central", "richardson_rows", "math"} <= used
+
+
 def templates_ridders(phi):
     """The `ridders` the sweep repro.py templates hold today (sweep/repro_torch.py, over a global phi),
     run on `phi`. Once they embed `standalone_source("dfridr")` this is the same code."""
