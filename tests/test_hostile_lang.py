@@ -84,10 +84,13 @@ def test_a_binder_shadows_a_builtin_in_the_reference(case: str) -> None:
     assert adv.evaluate(prog, _input(prog, x)) == pytest.approx(value, rel=1e-12)
 
 
-@pytest.mark.parametrize("engine", [*engine_names(), "autograd"])
+ADAPTERS = {"autograd": "autograd", "jax": "jax", "torch": "torch"}  # one adapter per outside library
+
+
+@pytest.mark.parametrize("engine", [*engine_names(), *ADAPTERS])
 def test_every_engine_differentiates_programs_that_shadow_builtins(engine: str) -> None:
-    if engine == "autograd":
-        pytest.importorskip("autograd")
+    if engine in ADAPTERS:
+        pytest.importorskip(ADAPTERS[engine])
     ran = 0
     for case, (src, x, value, grad) in SHADOWING.items():
         prog = adv.parse(src)
