@@ -110,6 +110,8 @@ def short_time_boxes(tree: ast.AST) -> list[str]:
         items = (
             node.elts if isinstance(node, (ast.List, ast.Tuple)) else node.args if isinstance(node, ast.Call) else []
         )
+        if len(items) < 3:  # a pair such as ("--seconds", "60") of a help text's defaults is no command line
+            continue
         for flag, value in zip(items, items[1:]):
             if isinstance(flag, ast.Constant) and flag.value == "--seconds" and isinstance(value, ast.Constant):
                 try:
@@ -177,6 +179,8 @@ def test_e(x): ...
 def test_f():
     fuzz("--seconds", "600", "--programs", "3")
     assert main(["fuzz", "--seconds", "1", "--engine", "nosuch"]) == 2
+    for option, default in [("--seconds", "60"), ("--out", "o")]:
+        assert default in help_text(option)
 """
 
 
