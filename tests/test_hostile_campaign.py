@@ -436,3 +436,73 @@ def test_replay_of_a_path_that_is_no_directory_says_so(path, words, capsys):
     assert one_error(capsys.readouterr().err) == f"advalidate replay: {path}: {words}" + (
         " (give a finding directory, which holds finding.json)" if words == "not a directory" else ""
     )
+
+
+# ---- point 18: the sweep's progress line and summary ---------------------------------------------------------
+
+
+def test_a_sweep_without_seconds_does_not_claim_0_s_left_before_an_op_is_done():
+    from advalidate.fuzz.progress import status_line
+    from advalidate.sweep.campaign import SweepOptions, _Live
+
+    live = _Live(SweepOptions(library="torch", out="o"), n_ops=3)
+    line = status_line(live.snap())
+    assert "time left unknown" in line and " s left" not in line
+    live.ops_done = 1
+    assert "time left unknown" not in status_line(live.snap())
+    timed = _Live(SweepOptions(library="torch", out="o", seconds=50.0), n_ops=3)
+    assert " s left" in status_line(timed.snap())
+
+
+def test_the_sweep_summary_counts_verdicts_as_its_progress_line_does():
+    from advalidate.fuzz.progress import counts_text
+    from advalidate.sweep.campaign import SweepOptions, _Live
+    from advalidate.sweep.cli import summary_text
+
+    statuses = ["pass", "pass", "fail", "silent_zero", "silent_wrong", "error", "refused", "inconclusive",
+                "not_applicable"]  # fmt: skip
+    live = _Live(SweepOptions(library="torch", out="o"), n_ops=1)
+    live.add({"results": [{"status": s, "known": "", "op": "f", "mode": "reverse"} for s in statuses]})
+    verdicts: dict[str, int] = {}
+    for s in statuses:
+        verdicts[s] = verdicts.get(s, 0) + 1
+    summary = {"library": "torch", "version": "torch 0", "ops_checked": 1, "ops_selected": 1, "samples": 1,
+               "records": 1, "seconds": 1.0, "stopped": "all ops checked", "verdicts": verdicts, "findings": [],
+               "known": [], "incidents": []}  # fmt: skip
+    line = summary_text(summary, "o").splitlines()[1]
+    assert line.startswith(f"verdicts: {counts_text(live.counts)} (")
+    assert "1 silent_zero as fail" in line and "1 error as inconclusive" in line
+
+
+def test_the_sweep_summary_time_counts_the_confirmation_of_its_findings(tmp_path, monkeypatch):
+    """The repros run after the checks (each a fresh interpreter): their time is part of the run's.
+    A fake clock, advanced 100 s by the confirmation, so nothing here depends on real time."""
+    import types
+
+    from advalidate.sweep import results
+    from advalidate.sweep.campaign import SweepOptions
+
+    clock = [1000.0]
+
+    def confirm_all(out, new, workers):
+        clock[0] += 100.0
+        return [], []
+
+    monkeypatch.setattr(results, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    monkeypatch.setattr(results, "_confirm_all", confirm_all)
+    opts = SweepOptions(library="torch", out=str(tmp_path))
+    summary = results.write_results(tmp_path, opts, [], [], ["abs"], "all ops checked", 1.0)
+    assert summary["seconds"] == 101.0
+
+
+def test_fuzz_help_states_every_default_and_the_feature_names(capsys):
+    from advalidate.names import FEATURES
+
+    assert main(["fuzz", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    defaults = {"--seconds": "60", "--out": "advalidate-findings", "--shrink-seconds": "30",
+                "--progress-interval": "10", "--max-size": "the generator's spread of sizes"}  # fmt: skip
+    for option, default in defaults.items():
+        said = text.split("options:", 1)[1].split(f" {option} ", 1)[1][:160]
+        assert f"default {default}" in said or f"default: {default}" in said, (option, said)
+    assert all(f in text.split(" --features ", 1)[1] for f in FEATURES)

@@ -1,4 +1,4 @@
-"""The `advalidate fuzz` and `advalidate replay` subcommands (README.md, "Fuzzing" and "Command line")."""
+"""The `advalidate fuzz` and `advalidate replay` subcommands (docs/fuzzing.md, docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..cli_args import (
     positive,
     scheduler_address,
 )
+from ..names import FEATURES
 
 
 def gen_features(text: str) -> str:
@@ -39,7 +40,7 @@ def add_commands(sub: Any) -> None:
         epilog=EXIT_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    fuzz.add_argument("--seconds", type=positive(float), default=60.0, help="campaign length (default 60)")
+    fuzz.add_argument("--seconds", type=positive(float), default=60.0, help="campaign length (default %(default)g)")
     fuzz.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed at start)")
     fuzz.add_argument(
         "--engine",
@@ -55,8 +56,19 @@ def add_commands(sub: Any) -> None:
         help=f"oracle: {', '.join(names['oracles'])} (repeatable; default: all)",
     )
     fuzz.add_argument("--workers", type=positive(int), default=None, help="worker processes (default: cores)")
-    fuzz.add_argument("--out", default="advalidate-findings", metavar="DIR", help="findings directory")
-    fuzz.add_argument("--max-size", type=positive(int), default=None, metavar="N", help="largest program (nodes)")
+    fuzz.add_argument(
+        "--out",
+        default="advalidate-findings",
+        metavar="DIR",
+        help="the campaign directory: new or empty, or a campaign's to replace or --resume (default %(default)s)",
+    )
+    fuzz.add_argument(
+        "--max-size",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="largest program, in AST nodes (default: the generator's spread of sizes)",
+    )
     fuzz.add_argument("--resume", action="store_true", help="continue the campaign in --out for --seconds more")
     fuzz.add_argument(
         "-x", "--exitfirst", action="store_true", help="stop at the first finding once it is shrunk (exit 1)"
@@ -78,7 +90,11 @@ def add_commands(sub: Any) -> None:
         "an incident (default 4; 0: not again)",
     )
     fuzz.add_argument(
-        "--shrink-seconds", type=positive(float), default=30.0, metavar="S", help="time budget per shrink"
+        "--shrink-seconds",
+        type=positive(float),
+        default=30.0,
+        metavar="S",
+        help="time budget per shrink (default %(default)g)",
     )
     fuzz.add_argument(
         "--symbolic-every",
@@ -94,7 +110,11 @@ def add_commands(sub: Any) -> None:
         help="live panel on a terminal, plain lines otherwise (default auto)",
     )
     fuzz.add_argument(
-        "--progress-interval", type=positive(float), default=10.0, metavar="S", help="seconds between plain lines"
+        "--progress-interval",
+        type=positive(float),
+        default=10.0,
+        metavar="S",
+        help="seconds between plain lines (default %(default)g)",
     )
     fuzz.add_argument(
         "--memory-limit",
@@ -126,8 +146,8 @@ def add_commands(sub: Any) -> None:
         type=gen_features,
         default=None,
         metavar="F1,F2|all",
-        help="every program's generator features, as in `advalidate gen` (default: the swarm mix, "
-        "following the engines: only array engines named, every program has arrays)",
+        help=f"every program's generator features, as in `advalidate gen`: from {', '.join(FEATURES)} "
+        "(default: the swarm mix, following the engines: only array engines named, every program has arrays)",
     )
     fuzz.set_defaults(handler=cmd_fuzz)
 

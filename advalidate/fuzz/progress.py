@@ -40,6 +40,14 @@ def counts_text(c: dict[str, int]) -> str:
     )
 
 
+def time_left(s: dict[str, Any], word: str) -> str:
+    """ "12 s left", or "finishing", or, where no time box bounds the run and nothing yet tells how
+    long it takes (a sweep without --seconds, before its first op is done), "time left unknown"."""
+    if s["finishing"]:
+        return "finishing"
+    return f"time {word} unknown" if s["remaining"] is None else f"{s['remaining']:.0f} s {word}"
+
+
 def status_line(s: dict[str, Any]) -> str:
     c = s["counts"]
     extra = []
@@ -49,9 +57,9 @@ def status_line(s: dict[str, Any]) -> str:
         extra.append(f"shrinking {s['shrinking']}")
     if s["incidents"]:
         extra.append(f"incidents {s['incidents']}")
-    when = "finishing" if s["finishing"] else f"{s['remaining']:.0f} s left"
+    unit = s.get("unit", "programs")
     return (
-        f"[{s['elapsed']:6.1f} s, {when}] {s['programs']} {s.get('unit', 'programs')} ({s['rate']:.1f}/s)"
+        f"[{s['elapsed']:6.1f} s, {time_left(s, 'left')}] {s['programs']} {unit} ({s['rate']:.1f}/s)"
         + (f", ops {s['ops']}" if s.get("ops") else "")
         + f" | {counts_text(c)} | findings {s['findings']}"
         + ("".join(f" | {e}" for e in extra))
@@ -146,7 +154,7 @@ class RichProgress(QuietProgress):
         t.add_column()
         total = max(s["seconds"], 1e-9)
         bar = ProgressBar(total=total, completed=min(s["elapsed"], total), width=40)
-        when = "finishing (shrinking)" if s["finishing"] else f"{s['remaining']:.0f} s remaining"
+        when = "finishing (shrinking)" if s["finishing"] else time_left(s, "remaining")
         t.add_row("time", bar)
         t.add_row("", f"{s['elapsed']:.0f} s elapsed, {when}")
         t.add_row(s.get("unit", "programs"), f"{s['programs']}  ({s['rate']:.1f}/s on {s['workers']} workers)")

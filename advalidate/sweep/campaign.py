@@ -29,6 +29,14 @@ OPTIONS = "sweep.json"
 COUNTED = ("pass", "fail", "inconclusive", "not_applicable")
 
 
+def counted(status: str) -> str:
+    """A mode's status as the progress display and the summary line count it (fuzz's four): pass,
+    fail (a silent zero or silently wrong gradient too), not_applicable, else inconclusive."""
+    if status in COUNTED:
+        return status
+    return "fail" if status.startswith("silent") else "inconclusive"
+
+
 class SweepUsageError(ValueError):
     """Bad options or directory (exit status 2)."""
 
@@ -140,9 +148,7 @@ class _Live:
         self.records += 1
         for r in row["results"]:
             status = r["status"]
-            self.counts[
-                status if status in COUNTED else ("fail" if status.startswith("silent") else "inconclusive")
-            ] += 1
+            self.counts[counted(status)] += 1
             kind = {"fail": "wrong", "silent_zero": "silent-zero", "silent_wrong": "silent-wrong"}.get(status)
             if kind and not r["known"]:
                 key = (r["op"], r["mode"], kind)
@@ -150,7 +156,11 @@ class _Live:
 
     def snap(self, finishing: bool = False) -> dict[str, Any]:
         elapsed = time.monotonic() - self.start
-        seconds = self.opts.seconds or max(elapsed, 1.0) * max(1.0, self.n_ops / max(self.ops_done, 1))
+        remaining: float | None = None  # unknown: no --seconds, and no op done to estimate from
+        if self.opts.seconds:
+            remaining = max(0.0, self.opts.seconds - elapsed)
+        elif self.ops_done:
+            remaining = elapsed * max(0, self.n_ops - self.ops_done) / self.ops_done
         found = [
             {"name": f"{op} {mode}", "signature": kind, "occurrences": n}
             for (op, mode, kind), n in self.findings.items()
@@ -158,8 +168,8 @@ class _Live:
         return {
             "counts": dict(self.counts),
             "elapsed": elapsed,
-            "seconds": seconds,
-            "remaining": max(0.0, seconds - elapsed),
+            "seconds": elapsed + (remaining or 0.0),
+            "remaining": remaining,
             "finishing": finishing,
             "programs": self.records,
             "unit": "records",

@@ -80,11 +80,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def summary_text(s: dict[str, Any], out: str) -> str:
+    """The summary printed at the end; its verdicts counted as the progress line counts them."""
+    from advalidate.fuzz.progress import counts_text
+    from advalidate.sweep.campaign import counted
+
     v = s["verdicts"]
+    grouped: dict[str, int] = {}
+    for status, n in v.items():
+        grouped[counted(status)] = grouped.get(counted(status), 0) + n
+    apart = [f"{n} {k} as {counted(k)}" for k, n in sorted(v.items()) if counted(k) != k]
     lines = [
         f"sweep {s['library']} ({s['version']}): {s['ops_checked']}/{s['ops_selected']} ops, {s['samples']} samples, "
         f"{s['records']} records in {s['seconds']} s ({s['stopped']})",
-        "verdicts: " + ", ".join(f"{k} {n}" for k, n in sorted(v.items())),
+        f"verdicts: {counts_text(grouped)}" + (f" ({', '.join(apart)})" if apart else ""),
         f"new findings: {len(s['findings'])}",
     ]
     lines += [f"  {f['dir']}: {f['op']} {f['mode']} {f['kind']} ({f['occurrences']}x)" for f in s["findings"]]

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -197,6 +198,7 @@ def write_results(
     seconds: float,
     cpu_seconds: float = 0.0,
 ) -> dict[str, Any]:
+    began = time.monotonic()  # the summary's time counts the findings' confirmation too
     version = library_version(opts.library)
     for sub in ("findings", "known", "unconfirmed"):  # derived from results.jsonl: made anew (--resume)
         shutil.rmtree(out / sub, ignore_errors=True)
@@ -218,7 +220,8 @@ def write_results(
         "version": version,
         "options": asdict(opts),
         "stopped": stopped,
-        "seconds": round(seconds, 1),  # wall time of this run (a resumed sweep: of the last part)
+        "seconds": round(seconds + time.monotonic() - began, 1),  # wall time of this run, confirmation too
+        # (a resumed sweep: of the last part)
         "cpu_seconds": round(cpu_seconds, 1),  # worker CPU time over all the ops done
         "ops_selected": len(names),
         "ops_checked": len(ops_checked),
