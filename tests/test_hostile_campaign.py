@@ -506,3 +506,15 @@ def test_fuzz_help_states_every_default_and_the_feature_names(capsys):
         said = text.split("options:", 1)[1].split(f" {option} ", 1)[1][:160]
         assert f"default {default}" in said or f"default: {default}" in said, (option, said)
     assert all(f in text.split(" --features ", 1)[1] for f in FEATURES)
+
+
+def test_sweep_resume_reads_sweep_json_bounded(tmp_path, monkeypatch, capsys):
+    """sweep.json is read by the one bounded reader (`lang.reader`): past the limit it is refused unread."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "sweep.json").write_text(json.dumps(sweep_options(out)) + " " * 4096)
+    monkeypatch.setenv("ADVALIDATE_MAX_INPUT_BYTES", "2048")
+    assert main(["sweep", "torch", "--resume", "--op", "abs", "--out", str(out), "--progress", "quiet"]) == 2
+    line = one_error(capsys.readouterr().err)
+    assert line.startswith(f"advalidate sweep: {out / 'sweep.json'}") and "2048" in line
+    assert sorted(p.name for p in out.iterdir()) == ["sweep.json"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -293,15 +292,17 @@ def incomplete_reason(campaign: Any) -> str:
 
 def corrupt_findings(out: Path) -> list[tuple[Path, str]]:
     """Finding directories in `out` whose finding.json cannot be read, each with the reason."""
+    from ..lang.reader import read_user_json
+
     bad: list[tuple[Path, str]] = []
     if not out.is_dir():
         return bad
     for path in sorted(out.glob("*/finding.json")):
         try:
-            info = json.loads(path.read_text(encoding="utf-8"))
+            info = read_user_json(path, "finding")
             if not isinstance(info, dict):
                 raise ValueError(f"a JSON {type(info).__name__}, not an object")
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+        except ValueError as exc:  # `lang.reader.UserFileError` too
             bad.append((path.parent, str(exc)))
     for d, why in bad:
         print(f"advalidate fuzz: warning: {d / 'finding.json'} is corrupt ({why})", file=sys.stderr)

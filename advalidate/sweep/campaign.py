@@ -20,6 +20,8 @@ from typing import Any
 
 from advalidate.fuzz.outdir import OutDirError, OutLock, check_out
 from advalidate.fuzz.state_check import checked_record, matches
+from advalidate.lang.errors import UserFileError
+from advalidate.lang.reader import read_user_json
 from advalidate.sweep.records import MODES
 from advalidate.sweep.worker import SweepConfig
 
@@ -225,11 +227,9 @@ def _check_saved_options(out: Path, opts: SweepOptions) -> None:
     if not options_path.is_file():
         raise SweepUsageError(f"{out}: no sweep to resume here ({OPTIONS} is missing)")
     try:
-        saved = json.loads(options_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SweepUsageError(f"{options_path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise SweepUsageError(f"{options_path}:{exc.lineno}:{exc.colno}: corrupt: {exc.msg}") from None
+        saved = read_user_json(options_path, "sweep options")  # bounded: a sent directory may hold anything
+    except UserFileError as exc:
+        raise SweepUsageError(str(exc)) from None
     if not isinstance(saved, dict):
         raise SweepUsageError(f"{options_path}: not a sweep's options: a JSON {type(saved).__name__}, not an object")
     for key in ("library", "seed", "samples", "directions"):
