@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..lang.errors import printable as escaped
 from ..lang.reader import read_user_file
 from .layout import FINDING_JSON
 
@@ -42,10 +43,8 @@ class ReplayResult:
 
 
 def printable(text: object, limit: int = 200) -> str:
-    """Text from a received file, safe to print: control characters (terminal escapes) escaped."""
-    s = str(text)
-    s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    """Text from a received file, safe to print (`lang.errors.printable`), cut to `limit`."""
+    return escaped(text, limit)
 
 
 def read_finding_json(d: Path) -> dict[str, Any]:
