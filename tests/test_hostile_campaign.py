@@ -113,6 +113,8 @@ WRONG_TYPES = {
     "config-oracle": lambda st: dict(st, config=dict(st["config"], oracles=["nope"])),
     "coverage": lambda st: dict(st, coverage={"sin": "many"}),
     "verdict-rows": lambda st: dict(st, verdicts=[["tape", "fd", "pass", "1"]]),
+    "calls": lambda st: dict(st, calls={"no separators": 1}),
+    "incident-index": lambda st: dict(st, incidents=[{"kind": "crash", "number": 1}]),
 }
 
 

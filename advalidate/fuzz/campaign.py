@@ -1163,12 +1163,16 @@ class Campaign:
         self.reasons = Counter({(e, o, r): n for e, o, r, n in reasons})
         self.coverage = Counter(_typed(st["coverage"], dict[str, int], "coverage"))
         self.calls = Counter(_typed(st.get("calls", {}), dict[str, int], "calls"))
+        for key in self.calls:  # "engine | construct | call" (`lowering_coverage`)
+            if key.count(" | ") < 2:
+                raise ValueError(f"calls: {key!r:.60} is not 'engine | construct | call'")
         self.unclassified = Counter(_typed(st.get("unclassified", {}), dict[str, int], "unclassified"))
         self.number = st["number"]
         self.next_id = _typed(st.get("next_id", 0), int, "next_id")
         self.incidents = _typed(st.get("incidents", []), list[dict[str, Any]], "incidents")
         for i, rec in enumerate(self.incidents):
             _typed(rec.get("kind"), str, f"incidents[{i}].kind")
+            _typed(rec.get("index"), int, f"incidents[{i}].index")
             if "dir" in rec:
                 where = f"incidents[{i}].dir"
                 top, _, name = str(_typed(rec["dir"], str, where)).partition("/")

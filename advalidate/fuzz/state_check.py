@@ -96,4 +96,6 @@ def checked_entry(entry: Any, where: str) -> dict[str, Any]:
     for key, hint in WAITING_FIELDS.items():
         if not matches(entry[key], hint):
             raise TypeError(f"{where}: field {key!r} is {entry[key]!r:.60}, not of type {hint}")
+    if not matches(entry["verdict"].get("oracle"), str):  # the oracle it would be shrunk with
+        raise TypeError(f"{where}: its verdict names no oracle")
     return entry
