@@ -119,7 +119,7 @@ from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
 from .tolerance import FUNCTION_MAX_RTOL as MAX_RTOL
 from .tolerance import FUNCTION_NOISE_RTOL as NOISE_RTOL
 from .tolerance import FUNCTION_RTOL as RTOL
-from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, STATUSES, Verdict, clip
+from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, STATUSES, Verdict, Verdicts, clip
 
 FRAMEWORKS = ("jax", "torch", "autograd", "numpy")
 CHECKS = ("fd", "forward", "dot")
@@ -1045,7 +1045,7 @@ def _aggregate(label: str, check: str, outcomes: list[_Outcome], dirs: list[_Dir
 
 
 @dataclass
-class FunctionCheckResult:
+class FunctionCheckResult(Verdicts):
     """Everything one `check_function` found: one verdict per check, and what they were computed on."""
 
     function: str
@@ -1056,15 +1056,6 @@ class FunctionCheckResult:
     directions: int
     verdicts: list[Verdict]
 
-    @property
-    def ok(self) -> bool:
-        """False iff some check failed."""
-        return all(v.status != FAIL for v in self.verdicts)
-
-    @property
-    def failures(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.status == FAIL]
-
     def verdict(self, check: str) -> Verdict:
         for v in self.verdicts:
             if v.oracle == check:
@@ -1073,12 +1064,6 @@ class FunctionCheckResult:
 
     def status(self, check: str) -> str:
         return self.verdict(check).status
-
-    def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(STATUSES, 0)
-        for v in self.verdicts:
-            out[v.status] += 1
-        return out
 
     def table(self) -> str:
         cell = {PASS: "pass", FAIL: "FAIL", INCONCLUSIVE: "inconclusive", NOT_APPLICABLE: "n/a"}

@@ -157,8 +157,30 @@ def short(v: Any, digits: int = 12) -> str:
         return repr(v)
 
 
+class Verdicts:
+    """What a result holding `verdicts` says of them as a whole (`CheckResult`, `FunctionCheckResult`)."""
+
+    verdicts: list[Verdict]
+
+    @property
+    def ok(self) -> bool:
+        """False iff some verdict is a fail."""
+        return all(v.status != FAIL for v in self.verdicts)
+
+    @property
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == FAIL]
+
+    def counts(self) -> dict[str, int]:
+        """Verdicts per status: pass, fail, inconclusive and not_applicable, each counted apart."""
+        out = dict.fromkeys(STATUSES, 0)
+        for v in self.verdicts:
+            out[v.status] = out.get(v.status, 0) + 1
+        return out
+
+
 @dataclass
-class CheckResult:
+class CheckResult(Verdicts):
     """Everything one `adv.check` found: the verdicts, and what they were computed on."""
 
     program: Any
@@ -170,27 +192,11 @@ class CheckResult:
     oracles: list[str]
     note: str = ""
 
-    @property
-    def ok(self) -> bool:
-        """False iff some verdict is a fail."""
-        return all(v.status != FAIL for v in self.verdicts)
-
-    @property
-    def failures(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.status == FAIL]
-
     def verdict(self, engine: str, oracle: str) -> Verdict:
         for v in self.verdicts:
             if v.engine == engine and v.oracle == oracle:
                 return v
         raise KeyError((engine, oracle))
-
-    def counts(self) -> dict[str, int]:
-        """Verdicts per status: pass, fail, inconclusive and not_applicable, each counted apart."""
-        out = dict.fromkeys(STATUSES, 0)
-        for v in self.verdicts:
-            out[v.status] = out.get(v.status, 0) + 1
-        return out
 
     def table(self) -> str:
         """The verdict table: one row per engine, one column per oracle."""
