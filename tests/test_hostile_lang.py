@@ -400,3 +400,23 @@ def test_a_sparse_3_gb_json_in_a_finding_or_campaign_is_refused_unread(tmp_path,
     args = ["fuzz", "--resume", "--out", str(d), "--seconds", "1"] if kind == "campaign state" else ["replay", str(d)]
     code, err = _run_cli(args, capsys)
     assert code == 2 and "too large: 3221225472 bytes" in err
+
+
+def test_a_program_with_a_long_literal_is_checked_and_compiled_without_garbage_collections() -> None:
+    import gc
+
+    n = 50_000
+    text = r"\(x : R) -> sum [" + ", ".join(["1.5"] * n) + "]"
+    adv.evaluate(adv.parse(r"\(x : R) -> sum [1.5]"), 1.0)  # imports done
+    collections: list[int] = []
+    gc.callbacks.append(cb := lambda phase, info: collections.append(info["generation"]) if phase == "start" else None)
+    try:
+        prog = adv.parse(text)
+        value = adv.evaluate(prog, 1.0)
+    finally:
+        gc.callbacks.remove(cb)
+    assert value == 1.5 * n
+    # The run itself makes young garbage (cheap collections of the young generations); the passes
+    # over the program made full collections, each walking every node and closure made so far
+    # (10 here; compiling 200,000 elements took 3.5 s instead of 0.9 s): now at most one per pass.
+    assert collections.count(2) <= 3

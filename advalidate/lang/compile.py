@@ -21,6 +21,7 @@ from typing import Any
 
 from . import core as C
 from .errors import BudgetError, DomainError, EvalError, MemoryBudgetError
+from .gc_pause import paused_gc
 from .limits import over_budget
 from .values import Inl, Inr
 from .vectorise import gather_as_build, scatter_targets, vectorise_build
@@ -222,7 +223,8 @@ class Compiler:
     def compile_program(self, e: C.CExpr) -> Callable[[Any], Any]:
         """A closed expression of function type, compiled to a Python callable."""
         scope = _Scope(None, None)
-        code = self.expr(e, scope)
+        with paused_gc():  # a closure or two per node: `gc_pause`
+            code = self.expr(e, scope)
         size = scope.size
 
         def run(x: Any) -> Any:

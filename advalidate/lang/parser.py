@@ -15,10 +15,8 @@ bound in the current scope (`_Parser.shadowed`) and reads such a name there as a
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import gc
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -26,6 +24,7 @@ from . import ast as A
 from . import types as T
 from .deep import run_deep
 from .errors import ParseError
+from .gc_pause import paused_gc
 from .lexer import Token, TokenStream
 
 MAX_DEPTH = 200  # nesting of brackets and blocks in the text
@@ -813,20 +812,6 @@ def _check_depth(root: object, parser: _Parser) -> None:
             )
         for child in _subtrees(obj):
             stack.append((child, depth + 1, getattr(child, "span", None) or span))
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cycle collector while a long input is read. A syntax tree has no cycles, but
-    building one allocates millions of objects, and each collection walks all of them: with
-    collections, a 5 MB list literal took twice as long to read."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _run(text: str, filename: str, parse: Callable[[_Parser], Result]) -> Result:

@@ -22,6 +22,7 @@ from . import core as C
 from .arrays import OpsArrays, VectorArrays
 from .compile import INT_PRIMS, Budget, Compiler, list_prims
 from .deep import run_deep
+from .gc_pause import paused_gc
 from .nested import TaggedOps
 from .numeric import DEFAULT_DPS, MpOps, ReferenceOps, reference_ops
 from .parser import parse_module
@@ -66,7 +67,8 @@ class Program:
     def core(self) -> C.CExpr:
         """The desugared core program (computed once)."""
         if self._core is None:
-            self._core = run_deep(C.desugar, self.expr)
+            with paused_gc():
+                self._core = run_deep(C.desugar, self.expr)
         return self._core
 
     def size(self) -> int:
@@ -119,7 +121,8 @@ def program_of_module(
     expr = A.module_as_expr(module)
     # Inference recurses as deep as the tree (up to the parser's nesting limit), whatever the caller's
     # depth. (A tree not parsed from a text has no positions in its printed text to show.)
-    dom, cod = run_deep(typecheck_program, expr, None if callable(source) else source)
+    with paused_gc():
+        dom, cod = run_deep(typecheck_program, expr, None if callable(source) else source)
     return Program(module, expr, dom, cod, source, filename)
 
 

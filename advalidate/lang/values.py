@@ -311,7 +311,8 @@ def parse_value(text: str, ty: Type, filename: str = "<value>") -> Any:
     """Parse a value literal such as `(1.5, [2.0, -3.0])` and check it against `ty`."""
     from . import ast as A
     from .errors import ParseError
-    from .parser import parse_expr, paused_gc
+    from .gc_pause import paused_gc
+    from .parser import parse_expr
 
     with paused_gc():
         try:
