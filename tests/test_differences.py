@@ -4,7 +4,9 @@ differences at a kink, the high-precision variant, and the standalone source for
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -20,6 +22,16 @@ K, KINK_RTOL = 10.0, 1e-6  # check_function's (oracles.function.K, tolerance.FUN
 def terms(f):
     """φ(t) -> (value, Σ|terms|) as `directional` takes it, for a scalar f."""
     return lambda t: (f(t), abs(f(t)))
+
+
+def test_the_module_imports_nothing_of_advalidate():
+    """So that every layer above the language may use it, `impl` (the repro writer) included, which
+    must never import `advalidate.oracles` (CONTRIBUTING.md, architecture rules)."""
+    tree = ast.parse(Path(D.__file__).read_text(encoding="utf-8"))
+    found = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = [a.name for n in found if isinstance(n, ast.Import) for a in n.names]
+    names += [("." * n.level) + (n.module or "") for n in found if isinstance(n, ast.ImportFrom)]
+    assert "math" in names and not [m for m in names if m.startswith((".", "advalidate"))], names
 
 
 # -- known derivatives ---------------------------------------------------------------------------
