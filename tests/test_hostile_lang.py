@@ -420,3 +420,13 @@ def test_a_program_with_a_long_literal_is_checked_and_compiled_without_garbage_c
     # over the program made full collections, each walking every node and closure made so far
     # (10 here; compiling 200,000 elements took 3.5 s instead of 0.9 s): now at most one per pass.
     assert collections.count(2) <= 3
+
+
+@pytest.mark.parametrize("case", sorted(SHADOWING))
+def test_to_python_of_a_program_that_shadows_builtins(case: str) -> None:
+    from advalidate.lang.numeric import FloatOps
+
+    src, x, value, _ = SHADOWING[case]
+    prog = adv.parse(src)
+    got = adv.to_python(prog, FloatOps())(_input(prog, x))
+    assert float(got) == pytest.approx(value, rel=1e-12)
