@@ -520,3 +520,36 @@ def test_sweep_resume_reads_sweep_json_bounded(tmp_path, monkeypatch, capsys):
     line = one_error(capsys.readouterr().err)
     assert line.startswith(f"advalidate sweep: {out / 'sweep.json'}") and "2048" in line
     assert sorted(p.name for p in out.iterdir()) == ["sweep.json"]
+
+
+# ---- symbolic links in a campaign directory ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("link", ["incidents", "pending-001-tape", "summary.json"])
+def test_resume_refuses_a_campaign_directory_with_a_symbolic_link(link, campaign_state, tmp_path, capsys):
+    """A received campaign directory whose `incidents/` (or a finding's directory, or a file) points
+    elsewhere: --resume would write there. Refused, exit 2, and the place pointed to stays as it was."""
+    out, elsewhere = tmp_path / "o", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out.mkdir()
+    target = elsewhere if link != "summary.json" else elsewhere / "file.txt"
+    if link == "summary.json":
+        target.write_text("mine")
+    (out / link).symlink_to(target)
+    state = dict(campaign_state, findings=[pending_finding("pending-001-tape")], next_id=1)
+    assert resume(out, state) == 2
+    line = one_error(capsys.readouterr().err)
+    assert f"{out / link} is a symbolic link; a campaign directory holds none" in line
+    assert sorted(p.name for p in elsewhere.iterdir()) == ([] if link != "summary.json" else ["file.txt"])
+    assert link != "summary.json" or target.read_text() == "mine"
+
+
+def test_sweep_resume_refuses_a_campaign_directory_with_a_symbolic_link(tmp_path, capsys):
+    out, elsewhere = tmp_path / "o", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out.mkdir()
+    (out / "sweep.json").write_text(json.dumps(sweep_options(out)))
+    (out / "findings").symlink_to(elsewhere)
+    assert main(["sweep", "torch", "--resume", "--op", "abs", "--out", str(out), "--progress", "quiet"]) == 2
+    assert f"{out / 'findings'} is a symbolic link" in one_error(capsys.readouterr().err)
+    assert list(elsewhere.iterdir()) == []

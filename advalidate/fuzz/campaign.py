@@ -76,7 +76,7 @@ from .findings import (
 )
 from .mix import campaign_mix, generate_kwargs
 from .mix import describe as describe_mix
-from .outdir import OutDirError, OutLock, check_out, plain_name
+from .outdir import OutDirError, OutLock, check_no_links, check_out, plain_name
 from .pool import Event, Pool
 from .state_check import checked_counts, checked_entry, checked_record, checked_rows, matches
 from .worker import (
@@ -386,6 +386,7 @@ class Campaign:
         try:
             self.out.mkdir(parents=True, exist_ok=True)
             _out_dir(self.lock.acquire)
+            _out_dir(check_no_links, self.out)
             self.replaced_previous = previous and not cfg.resume
             if self.replaced_previous:
                 self._clear_previous()

@@ -6,6 +6,7 @@ a user names, so three rules hold for both commands:
   only when it is one plain name (`plain_name`): never a path out of `--out`;
 - a new campaign goes only into a missing or empty directory, or one that holds a campaign of the
   same tool (`check_out`); it deletes only what such a campaign writes;
+- nothing in it is a symbolic link (`check_no_links`), so nothing written there lands elsewhere;
 - one campaign at a time per directory: an exclusive `flock` on a lock file in it (`OutLock`),
   which the kernel releases when the process ends, however it ends.
 Light at import (no numpy, no language): `sweep` and the CLI use it before anything heavy loads.
@@ -61,6 +62,30 @@ def check_out(out: Path, marker: str, tool: str) -> bool:
         f"--out {out}: not empty and not a {tool} campaign directory (no {marker}); "
         "give a new or empty directory (nothing there was changed)"
     )
+
+
+def check_no_links(out: Path, depth: int = 2) -> None:
+    """`OutDirError` when `out` holds a symbolic link within `depth` levels (where a campaign writes:
+    its files, its finding and incident directories and their files). A campaign directory someone
+    sent could otherwise point `incidents/` or a finding's directory anywhere, and the campaign
+    would write there."""
+    level = [out]
+    for _ in range(depth):
+        below = []
+        for d in level:
+            try:
+                entries = list(os.scandir(d))
+            except OSError as exc:
+                raise OutDirError(f"--out {out}: cannot list {d}: {exc.strerror or exc}") from None
+            for e in entries:
+                if e.is_symlink():
+                    raise OutDirError(
+                        f"--out {out}: {e.path} is a symbolic link; a campaign directory holds none "
+                        "(a campaign would write where it points)"
+                    )
+                if e.is_dir(follow_symlinks=False):
+                    below.append(Path(e.path))
+        level = below
 
 
 class OutLock:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from advalidate.fuzz.outdir import OutDirError, OutLock, check_out
+from advalidate.fuzz.outdir import OutDirError, OutLock, check_no_links, check_out
 from advalidate.fuzz.state_check import checked_record, matches
 from advalidate.lang.errors import UserFileError
 from advalidate.lang.reader import read_user_json
@@ -207,10 +207,13 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
         raise SweepUsageError(str(exc)) from None
     try:
         try:
+            check_no_links(out)
             results = _read_results(out / RESULTS)
             names = select_ops(all_op_names(opts.library), opts.ops, opts.modules)
             if not names:
                 raise SweepUsageError(f"no {opts.library} op matches --op {opts.ops} --module {opts.modules}")
+        except OutDirError as exc:
+            raise SweepUsageError(str(exc)) from None
         except BaseException:
             if made:  # nothing left behind: a retry (once the library is installed) starts afresh
                 lock.path.unlink(missing_ok=True)
