@@ -16,9 +16,11 @@ import pytest
 
 import advalidate as adv
 from advalidate.cli import main
+from advalidate.impl.seed000.parallel import Job
 from advalidate.impl.seed004.compiled import gradient_program
 from advalidate.lang import core as C
 from advalidate.lang.deep import run_deep
+from advalidate.lang.errors import BudgetError
 from advalidate.lang.nesting import deriv_depth
 from advalidate.lang.types import Pair, prune
 
@@ -179,3 +181,45 @@ def test_compiled_names_the_recursive_def_it_declines(capsys, tmp_path):
     code, out, err = cli(capsys, tmp_path, text, "grad", "--engine", "compiled")
     assert (code, out) == (2, "")
     assert "cannot stage the recursive function `fact`" in err
+
+
+PAR_RECURSION = r"""-- input: 1.0
+\(x : R) ->
+  letrec f (n : Z) : R -> R = \(y : R) ->
+    if n <= 0 then y else (let (a, b) = par (f (n - 1) y, f (n - 1) y) in a + b) in
+  f 40 x
+"""
+
+
+def _run_to_budget(name: str, budget: int) -> str:
+    with pytest.raises(BudgetError) as failed:
+        adv.engine(name).vjp(adv.parse(PAR_RECURSION), 1.0, budget=budget)
+    return str(failed.value)
+
+
+def test_parallel_charges_its_forks_to_the_step_budget():
+    """A `par` recursion 2^40 deep stops at the step budget having made jobs in proportion to the
+    budget, no more than `tape` makes tape entries (issue #42: 1.25 million forks, 250 s and 4.4 GB
+    before the budget of 10^7 calls ran out; `tape` 8 s, 0.3 GB)."""
+    jobs = [0]
+    init = Job.__init__
+
+    def counted(self, *args) -> None:
+        jobs[0] += 1
+        init(self, *args)
+
+    Job.__init__ = counted
+    try:
+        message = _run_to_budget("parallel", 200_000)
+    finally:
+        Job.__init__ = init
+    assert "a task of `par` or `parmap` counts" in message
+    assert jobs[0] <= 200_000 * 3 // 200 + 3  # a fork makes 3 jobs and is charged 2 x 100 steps
+    peaks = {name: _peak_bytes(lambda name=name: _run_to_budget(name, 200_000)) for name in ("tape", "parallel")}
+    assert peaks["parallel"] < 2 * peaks["tape"]
+
+
+def test_parallel_reports_the_exhausted_budget_on_the_command_line(capsys, tmp_path):
+    code, out, err = cli(capsys, tmp_path, PAR_RECURSION, "grad", "--engine", "parallel")
+    assert (code, out) == (2, "")
+    assert "step budget of 10000000 function calls exhausted" in err

@@ -78,7 +78,7 @@ from typing import Any
 from ...lang import core as C
 from ...lang.compile import Budget, ThreadBudget, cells_to_list, list_to_cells, thread_budget
 from ...lang.deep import deep_thread_factory
-from ...lang.errors import SettingError, printable
+from ...lang.errors import BudgetError, SettingError, printable
 from ...lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ...lang.program import DEFAULT_BUDGET, Program
 from ...lang.types import Type
@@ -90,6 +90,11 @@ from .wrapper import deinterleave, interleave
 THREADS_ENV = "ADVALIDATE_THREADS"
 DEFAULT_THREADS = 2
 MAX_THREADS = 256  # each a thread with a 1 GiB stack reservation (`deep_thread_factory`)
+#: Steps of the call budget each task of a fork (`par`, `parmap`) is charged besides its calls: a
+#: task costs a job, a hand-off to the pool and a join, about as much time and memory as this many
+#: calls of `tape` (a `par` recursion 2^40 deep ran 250 s and 4.4 GB before the budget stopped it,
+#: `tape` 8 s and 0.3 GB: issue #42), so a budget bounds the parallel stage as it bounds `tape`.
+FORK_STEPS = 100
 SEQ_BITS = 40  # a packed compound ID is origin + seq with origin = key << SEQ_BITS
 SEQ_MASK = (1 << SEQ_BITS) - 1
 # Whether Python threads run at the same time here (a free-threaded CPython with the GIL off).
@@ -342,6 +347,7 @@ class ParallelRuntime(TapeRuntime):
         self.forward_stats: dict[str, int] = {}
         self.reverse_stats: dict[str, int] = {}
         self.record = self._recorder()  # the `tape` primitive (shadows TapeRuntime.record)
+        self.steps: Budget | ThreadBudget = Budget(None)  # the run's (`budget`)
 
     def new_job(self, history: Start | Fork) -> Job:
         """A job with a fresh key (keys are internal: the numbering of `_number` is canonical)."""
@@ -371,7 +377,19 @@ class ParallelRuntime(TapeRuntime):
         return record_chaos
 
     def budget(self, limit: int | None) -> Budget | ThreadBudget:
-        return thread_budget(limit) if FREE_THREADED else Budget(limit)
+        """The run's call budget, kept here as well: `fork` charges its tasks to it."""
+        self.steps = thread_budget(limit) if FREE_THREADED else Budget(limit)
+        return self.steps
+
+    def charge(self, tasks: int) -> None:
+        """`FORK_STEPS` per task of a fork, from the budget the program's calls draw on."""
+        budget = self.steps
+        budget.left -= FORK_STEPS * tasks
+        if budget.left < 0:
+            try:
+                budget.overdrawn()
+            except BudgetError as exc:
+                raise BudgetError(f"{exc}; a task of `par` or `parmap` counts {FORK_STEPS}") from None
 
     def stage_prims(self) -> dict:
         local = self.local
@@ -397,6 +415,7 @@ class ParallelRuntime(TapeRuntime):
         """★': end the current job, run each thunk as a task in a fresh job, join into a new job."""
         if not thunks:
             return []
+        self.charge(len(thunks))
         local, chaos = self.local, self.chaos
         parent = local.job
         firsts = [self.new_job(START) for _ in thunks]
