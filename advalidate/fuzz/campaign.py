@@ -78,7 +78,7 @@ from .mix import campaign_mix, generate_kwargs
 from .mix import describe as describe_mix
 from .outdir import OutDirError, OutLock, check_no_links, check_out, plain_name
 from .pool import Event, Pool
-from .state_check import checked_counts, checked_entry, checked_record, checked_rows, matches
+from .state_check import checked_counts, checked_entry, checked_record, checked_rows, typed
 from .worker import (
     OUT_OF_MEMORY,
     SAMPLED_ORACLES,
@@ -121,9 +121,7 @@ CONFIG_FIELDS: dict[str, Any] = {
 
 def _typed(value: Any, hint: Any, key: str) -> Any:
     """`value` of state.json's field `key` if it has type `hint`, else `TypeError` naming the field."""
-    if not matches(value, hint):
-        raise TypeError(f"field {key!r} is {value!r:.60}, not of type {hint}")
-    return value
+    return typed(value, hint, f"field {key!r}")
 
 
 def _out_dir(fn: Callable[..., Any], *args: Any) -> Any:

@@ -38,6 +38,13 @@ def matches(value: Any, hint: Any) -> bool:
     return isinstance(value, hint)
 
 
+def typed(value: Any, hint: Any, what: str) -> Any:
+    """`value` if it has type `hint` (`matches`), else `TypeError` naming `what` it is."""
+    if not matches(value, hint):
+        raise TypeError(f"{what} is {value!r:.60}, not of type {hint}")
+    return value
+
+
 def checked_record(cls: type, record: Any, where: str) -> dict[str, Any]:
     """The fields of dataclass `cls` in `record` (a JSON object), each of its field's type, and its
     `name` a plain directory name; `TypeError` / `KeyError` for a record that is not one (a
@@ -47,8 +54,7 @@ def checked_record(cls: type, record: Any, where: str) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     out = {k: v for k, v in record.items() if k in hints}
     for key, value in out.items():
-        if not matches(value, hints[key]):
-            raise TypeError(f"{where}: field {key!r} is {value!r:.60}, not of type {hints[key]}")
+        typed(value, hints[key], f"{where}: field {key!r}")
     if "name" in out:
         plain_name(out["name"], f"{where}: field 'name'")
     return out
@@ -57,8 +63,7 @@ def checked_record(cls: type, record: Any, where: str) -> dict[str, Any]:
 def checked_counts(state: dict[str, Any], keys: tuple[str, ...]) -> None:
     """`TypeError` unless each of `keys` in `state` is an integer (a program counter)."""
     for key in keys:
-        if not matches(state[key], int):
-            raise TypeError(f"field {key!r} is {state[key]!r:.60}, not an integer")
+        typed(state[key], int, f"field {key!r}")
 
 
 def checked_rows(rows: Any, width: int, key: str) -> list[list[Any]]:
@@ -94,8 +99,7 @@ def checked_entry(entry: Any, where: str) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise TypeError(f"{where}: a JSON {type(entry).__name__}, not an object")
     for key, hint in WAITING_FIELDS.items():
-        if not matches(entry[key], hint):
-            raise TypeError(f"{where}: field {key!r} is {entry[key]!r:.60}, not of type {hint}")
+        typed(entry[key], hint, f"{where}: field {key!r}")
     if not matches(entry["verdict"].get("oracle"), str):  # the oracle it would be shrunk with
         raise TypeError(f"{where}: its verdict names no oracle")
     return entry

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from advalidate.fuzz.outdir import OutDirError, OutLock, check_no_links, check_out
-from advalidate.fuzz.state_check import checked_record, matches
+from advalidate.fuzz.state_check import checked_record, typed
 from advalidate.lang.errors import UserFileError
 from advalidate.lang.reader import read_user_json
 from advalidate.sweep.records import MODES
@@ -98,22 +98,16 @@ def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str], list[dict
                 continue  # a line cut by an interruption
             try:
                 if isinstance(row, dict) and "op_done" in row:
-                    done.add(_typed(row["op_done"], str))
-                    cpu += _typed(row.get("cpu_seconds") or 0.0, float)
+                    done.add(typed(row["op_done"], str, "op_done"))
+                    cpu += typed(row.get("cpu_seconds") or 0.0, float, "cpu_seconds")
                     if row.get("incident"):
-                        detail = _typed(row["incident"], str)
+                        detail = typed(row["incident"], str, "incident")
                         incidents.append({"op": row["op_done"], "kind": "incident", "detail": detail})
                 else:  # its record (a call's source, which a finding's repro.py runs) is never taken
                     rows.append({k: v for k, v in _checked_row(row).items() if k != "record"})
             except (TypeError, KeyError, ValueError) as exc:
                 raise SweepUsageError(f"{path}:{lineno}: not a row of a sweep's results ({exc})") from None
     return rows, done, incidents, cpu
-
-
-def _typed(value: Any, hint: Any) -> Any:
-    if not matches(value, hint):
-        raise TypeError(f"{value!r:.60} is not of type {hint}")
-    return value
 
 
 def _checked_row(row: Any) -> dict[str, Any]:
@@ -123,8 +117,9 @@ def _checked_row(row: Any) -> dict[str, Any]:
 
     if not isinstance(row, dict):
         raise TypeError(f"a JSON {type(row).__name__}, not an object")
-    _typed(row["op"], str), _typed(row["sample"], int), _typed(row["variant"], str)
-    for r in _typed(row["results"], list[dict[str, Any]]):
+    for key, hint in (("op", str), ("sample", int), ("variant", str)):
+        typed(row[key], hint, key)
+    for r in typed(row["results"], list[dict[str, Any]], "results"):
         ModeResult(**checked_record(ModeResult, r, "a result"))
         if set(r) - {f.name for f in fields(ModeResult)}:
             raise KeyError(f"unknown fields {sorted(set(r) - {f.name for f in fields(ModeResult)})}")
