@@ -553,3 +553,15 @@ def test_sweep_resume_refuses_a_campaign_directory_with_a_symbolic_link(tmp_path
     assert main(["sweep", "torch", "--resume", "--op", "abs", "--out", str(out), "--progress", "quiet"]) == 2
     assert f"{out / 'findings'} is a symbolic link" in one_error(capsys.readouterr().err)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_sweep_resume_reads_results_jsonl_line_by_line_bounded(tmp_path, monkeypatch, capsys):
+    """One endless line in results.jsonl is refused past the user-file limit, not read whole."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "sweep.json").write_text(json.dumps(sweep_options(out)))
+    (out / "results.jsonl").write_text('{"op_done": "abs"}\n' + "x" * 5000)
+    monkeypatch.setenv("ADVALIDATE_MAX_INPUT_BYTES", "2048")
+    assert main(["sweep", "torch", "--resume", "--op", "abs", "--out", str(out), "--progress", "quiet"]) == 2
+    line = one_error(capsys.readouterr().err)
+    assert line == f"advalidate sweep: {out / 'results.jsonl'}:2: a line longer than 2048 bytes: not a sweep's row"

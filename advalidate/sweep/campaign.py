@@ -21,7 +21,7 @@ from typing import Any
 from advalidate.fuzz.outdir import OutDirError, OutLock, check_no_links, check_out
 from advalidate.fuzz.state_check import checked_record, typed
 from advalidate.lang.errors import UserFileError
-from advalidate.lang.reader import read_user_json
+from advalidate.lang.reader import max_input_bytes, read_user_json
 from advalidate.sweep.records import MODES
 from advalidate.sweep.worker import SweepConfig
 
@@ -87,11 +87,7 @@ def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str], list[dict
     checked: `SweepUsageError` naming the line of one that is not the sweep's)."""
     rows, done, incidents, cpu = [], set(), [], 0.0
     if path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SweepUsageError(f"{path}: cannot read: {exc}") from None
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in _lines(path):
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
@@ -108,6 +104,20 @@ def _read_results(path: Path) -> tuple[list[dict[str, Any]], set[str], list[dict
             except (TypeError, KeyError, ValueError) as exc:
                 raise SweepUsageError(f"{path}:{lineno}: not a row of a sweep's results ({exc})") from None
     return rows, done, incidents, cpu
+
+
+def _lines(path: Path) -> Any:
+    """(number, text) of each line of `path`, each read bounded by the user-file limit
+    (`lang.reader.max_input_bytes`; a row is kilobytes): one endless line costs no more."""
+    limit = max_input_bytes()
+    try:
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(iter(lambda: fh.readline(limit + 1), b""), 1):
+                if len(raw) > limit:
+                    raise SweepUsageError(f"{path}:{lineno}: a line longer than {limit} bytes: not a sweep's row")
+                yield lineno, raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SweepUsageError(f"{path}: cannot read: {exc}") from None
 
 
 def _checked_row(row: Any) -> dict[str, Any]:
