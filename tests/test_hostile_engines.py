@@ -223,3 +223,38 @@ def test_parallel_reports_the_exhausted_budget_on_the_command_line(capsys, tmp_p
     code, out, err = cli(capsys, tmp_path, PAR_RECURSION, "grad", "--engine", "parallel")
     assert (code, out) == (2, "")
     assert "step budget of 10000000 function calls exhausted" in err
+
+
+#: An integer of a build's element beyond 2^62: in bulk (the reference's vectorised build, `bot`,
+#: `compiled`) an int64 overflow; one index at a time (a body calling a function, every stage's
+#: build of dual numbers) it was a Python int, and `tape`, `delta`, `dualarrays` returned a gradient.
+ELEMENT_OVERFLOW = {
+    "vectorised": r"\(x : R) -> sumOuter (build1 3 (\i -> x * real ((i + 1) * 4611686018427387904)))",
+    "one index at a time": r"""\(x : R) ->
+      let f = \(k : Z) -> k * 4611686018427387904 in sumOuter (build1 3 (\i -> x * real (f (i + 1))))""",
+}
+OVERFLOW = "integer overflow in `imul` on an array (elements beyond 2^62)"
+ARRAY_ENGINES = [name for name in adv.engine_names() if "arrays" in adv.engine(name).supports]
+
+
+@pytest.mark.parametrize("body", ELEMENT_OVERFLOW.values(), ids=list(ELEMENT_OVERFLOW))
+def test_every_engine_reports_an_elements_integer_overflow_as_run_does(capsys, tmp_path, body):
+    text = "-- input: 2.0\n" + body + "\n"
+    code, out, err = cli(capsys, tmp_path, text, "run")
+    assert (code, out) == (2, "")
+    assert err.endswith(f"evaluation failed: {OVERFLOW}\n")
+    for name in ARRAY_ENGINES:
+        assert cli(capsys, tmp_path, text, "grad", "--engine", name) == (
+            2,
+            "",
+            f"advalidate: evaluation failed: {OVERFLOW}\n",
+        )
+
+
+def test_an_integer_outside_builds_may_exceed_int64():
+    """Only an element's integers are int64: a scalar's bound is still `MAX_INT_BITS`."""
+    prog = adv.parse(r"\(x : R) -> x * real (4611686018427387904 * 4 - 18446744073709551615)")
+    assert adv.evaluate(prog, 2.0) == 2.0
+    for name in adv.engine_names():
+        _, back = adv.engine(name).vjp(prog, 2.0)
+        assert back(1.0) == 1.0

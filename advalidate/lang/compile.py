@@ -362,7 +362,7 @@ class Compiler:
                     return code
             k = e.k
             mk = self.lam(e.param, e.body, s)
-            return lambda f: ns.build(k, shape, elem, mk(f))
+            return lambda f: ns.build(k, shape, elem, _per_element(mk(f)))
         if isinstance(e, C.Idx):
             arr, idxs = self.expr(e.arr, s), [self.expr(i, s) for i in e.idxs]
             if e.fill is None:
@@ -656,7 +656,7 @@ def list_prims(add: Callable, zero: Callable[[], Any]) -> dict[str, Callable]:
         while xs is not None:
             acc += xs[0]
             xs = xs[1]
-        return small_int(acc, "sum")
+        return small_int(acc, "sum", "isum")
 
     return {
         "map": lmap,
@@ -674,17 +674,48 @@ def list_prims(add: Callable, zero: Callable[[], Any]) -> dict[str, Callable]:
 MAX_INT_BITS = 4096
 
 
-def small_int(n: int, what: str) -> int:
-    """`n`, or DomainError when it has more than MAX_INT_BITS bits."""
-    if n.bit_length() > MAX_INT_BITS:
-        raise DomainError(f"integer overflow in {what}: the result has more than {MAX_INT_BITS} bits")
+class _Elements(threading.local):
+    """How many builds the current thread is computing an element of, one index at a time."""
+
+    depth = 0
+
+
+_ELEMENTS = _Elements()
+
+
+def _per_element(body: Callable[[int], Any]) -> Callable[[int], Any]:
+    """`body` (a build's body at one index), its integers bounded as an element's (`small_int`)."""
+
+    def element(i: int) -> Any:
+        _ELEMENTS.depth += 1
+        try:
+            return body(i)
+        finally:
+            _ELEMENTS.depth -= 1
+
+    return element
+
+
+def small_int(n: int, what: str, op: str) -> int:
+    """`n`, or DomainError when it has more than MAX_INT_BITS bits, or when an element of a build is
+    being computed and it is beyond 2^62: the bulk evaluation of a build (`vectorise`, the bot's
+    and `compiled`'s bulk code) holds the element's integers in int64 arrays and reports them
+    there, so one index at a time (the reference's bodies that do not vectorise, every stage's
+    dual-number builds) reports them too, with the same message (issue #42: `run` reported an
+    overflow that `tape`, `delta` and `dualarrays` computed past)."""
+    bits = n.bit_length()
+    if bits > 62:
+        if bits > MAX_INT_BITS:
+            raise DomainError(f"integer overflow in {what}: the result has more than {MAX_INT_BITS} bits")
+        if _ELEMENTS.depth:
+            raise DomainError(f"integer overflow in `{op}` on an array (elements beyond 2^62)")
     return n
 
 
 INT_PRIMS: dict[str, Callable] = {
-    "iadd": lambda a, b: small_int(a + b, "+"),
-    "isub": lambda a, b: small_int(a - b, "-"),
-    "imul": lambda a, b: small_int(a * b, "*"),
+    "iadd": lambda a, b: small_int(a + b, "+", "iadd"),
+    "isub": lambda a, b: small_int(a - b, "-", "isub"),
+    "imul": lambda a, b: small_int(a * b, "*", "imul"),
     "ineg": lambda a: -a,
     "ilt": lambda a, b: a < b,
     "ile": lambda a, b: a <= b,
