@@ -327,9 +327,25 @@ def test_grad_over_an_array_runs_the_function_once_with_linear_work(monkeypatch,
         (r"grad (\(x : R) -> grad (\(y : R) -> grad (\(z : R) -> z * z * z * x) y) x) x", 0.7, 12 * 0.7),
     ],
 )
-def test_reverse_mode_reference_keeps_nested_derivatives_exact(body: str, x: float, want: float) -> None:
+@pytest.mark.parametrize("columns", [0, 4])
+def test_reverse_mode_reference_keeps_nested_derivatives_exact(monkeypatch, body, x, want, columns) -> None:
+    from advalidate.lang import nested
+
+    monkeypatch.setattr(nested, "FORWARD_COLUMNS", columns)  # 0: every vjp by its tape
     prog = adv.parse(rf"\(x : R) -> {body}")
     assert float(adv.evaluate(prog, x, numeric="mp")) == pytest.approx(want, rel=1e-12)
+
+
+def test_the_reverse_mode_tape_is_bounded_by_the_memory_budget(monkeypatch) -> None:
+    from advalidate.lang.limits import MAX_REALS_ENV
+
+    monkeypatch.setenv(MAX_REALS_ENV, "300")  # the tape needs 100 + 3 * 100 + 99
+    prog = adv.parse(r"\(a : Array [100] R) -> sumOuter (grad (\(b : Array [100] R) -> sumOuter (b * b * b * b)) a)")
+    x = adv.parse_value("[|" + ", ".join(["1.5"] * 100) + "|]", prog.input_type)
+    with pytest.raises(adv.MemoryBudgetError, match="reverse-mode tape .* more than 300 operations"):
+        adv.evaluate(prog, x)
+    monkeypatch.setenv(MAX_REALS_ENV, "10000")
+    assert adv.evaluate(prog, x) == pytest.approx(100 * 4 * 1.5**3, rel=1e-12)
 
 
 # ---- 10. ADVALIDATE_THREADS out of range is a one-line error -------------------------------------

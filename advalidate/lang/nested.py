@@ -23,7 +23,10 @@ partial derivatives of its result in its arguments, computed in this namespace (
 lower perturbations: forward over reverse and reverse over reverse come out exact). When `f`
 returns, one backward sweep over the tape, in the same arithmetic, pulls the cotangent back to
 every input real. One run of `f` for the whole gradient: per input real it cost a run each (3,000
-runs for an `Array [3000] R`, quadratic in the size of the array; issue #42).
+runs for an `Array [3000] R`, quadratic in the size of the array; issue #42). A tape holds a node
+per operation of the run, so it is bounded by the memory budget (`limits.max_reals`, one node per
+real: past it, `MemoryBudgetError`); an input of at most `FORWARD_COLUMNS` reals is still
+differentiated by one tagged `jvp` per real, which needs no tape at all.
 
 The operators' types are built from R, arrays of R, () and pairs (`types.is_diff_type`), so a value
 of such a type is a tree of pairs with reals and arrays at its leaves: the vector of reals at its
@@ -45,10 +48,13 @@ import numpy as np
 
 from . import specials
 from .arrays import element_list
+from .errors import MemoryBudgetError
+from .limits import MAX_REALS_ENV, max_reals
 from .nesting import MAX_DERIV_DEPTH, DerivDepthError, depth_message
 from .types import Array, Pair, Real, Type, prune
 
 _tags = itertools.count(1)
+FORWARD_COLUMNS = 4  # inputs of at most this many reals: a jvp per real, no tape
 
 
 class Dual:
@@ -63,6 +69,16 @@ class Dual:
         return f"Dual({self.tag}, {self.p!r}, {self.d!r})"
 
 
+class _Tape(list):
+    """A vjp's tape: per node, its ((argument node, partial), ...); at most `limit` nodes."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+
 class Rev:
     """`primal` marked for reverse mode at `tag`: node `idx` of that `vjp`'s tape, a list whose
     entry for each node is its ((argument node, partial derivative), ...); a partial None is 1
@@ -70,7 +86,7 @@ class Rev:
 
     __slots__ = ("tag", "p", "tape", "idx")
 
-    def __init__(self, tag: int, p: Any, tape: list[tuple[tuple[int, Any], ...]], idx: int) -> None:
+    def __init__(self, tag: int, p: Any, tape: _Tape, idx: int) -> None:
         self.tag, self.p, self.tape, self.idx = tag, p, tape, idx
 
     def __repr__(self) -> str:
@@ -111,6 +127,11 @@ def _record(tag: int, y: Any, edges: tuple[tuple[Any, Any], ...]) -> Rev:
             tape = a.tape
             kept.append((a.idx, g))
     assert tape is not None
+    if len(tape) >= tape.limit:
+        raise MemoryBudgetError(
+            f"memory budget exceeded: the reverse-mode tape of a derivative operator would hold more than "
+            f"{tape.limit} operations (one per real of the budget: raise it with --max-reals or {MAX_REALS_ENV})"
+        )
     tape.append(tuple(kept))
     return Rev(tag, y, tape, len(tape) - 1)
 
@@ -300,8 +321,10 @@ class TaggedOps:
         fresh tag, then one backward sweep over the tape it recorded, in this namespace's
         arithmetic, so outer perturbations of `x`, of `dy` and of what `f` captures all flow
         through."""
+        if len(leaves(x, dom)) <= FORWARD_COLUMNS:
+            return self._vjp_by_columns(f, x, dy, dom, cod)
         tag = self.fresh_tag()
-        tape: list[tuple[tuple[int, Any], ...]] = []
+        tape = _Tape(max_reals())
         inputs: list[int] = []
 
         def mark(r: Any) -> Rev:
@@ -323,6 +346,23 @@ class TaggedOps:
                 adjoint[j] = self._sum(adjoint[j], c)
         grads = iter(inputs)
         return map_leaves(x, dom, lambda r: self._zero_if_none(adjoint[next(grads)]))
+
+    def _vjp_by_columns(self, f: Callable[[Any], Any], x: Any, dy: Any, dom: Type, cod: Type) -> Any:
+        """`vjp` of a function of a few reals: one tagged jvp per real of `x` (a Jacobian column
+        each), dotted with `dy`; no tape, whatever the length of the run."""
+        weights = leaves(dy, cod)
+        grads = []
+        for k in range(len(leaves(x, dom))):
+            tag = self.fresh_tag()
+            xk = map_leaves(x, dom, _perturb_one(k, tag, self.base.number(1.0)))
+            column = [self.tangent(r, tag) for r in leaves(self._inside(f, xk), cod)]
+            acc: Any = None
+            for w, c in zip(weights, column, strict=True):
+                if c is not None:
+                    acc = self._sum(acc, self.mul(w, c))
+            grads.append(self._zero_if_none(acc))
+        it = iter(grads)
+        return map_leaves(x, dom, lambda r: next(it))
 
     def tangent(self, v: Any, tag: int) -> Any:
         """The coefficient of ε_tag in `v` (None when `v` does not depend on it)."""
@@ -363,6 +403,12 @@ class _TaggedLib:
 
     def const(self, r: float, like: Any) -> Any:
         return self.ops.const(r)
+
+
+def _perturb_one(k: int, tag: int, one: Any) -> Callable[[Any], Any]:
+    """A leaf map that makes the k-th real `r + 1·ε_tag` and leaves the others alone."""
+    pos = itertools.count()
+    return lambda r: Dual(tag, r, one) if next(pos) == k else r
 
 
 def parts(v: Any, ty: Type) -> list[Any]:
