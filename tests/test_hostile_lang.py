@@ -446,3 +446,24 @@ def test_to_python_of_a_program_that_shadows_builtins(case: str) -> None:
     prog = adv.parse(src)
     got = adv.to_python(prog, FloatOps())(_input(prog, x))
     assert float(got) == pytest.approx(value, rel=1e-12)
+
+
+def test_check_report_echoes_a_large_input_cut_at_a_number():
+    """`check` on an array of 3,000 reals: the report's input line is cut short at a number boundary,
+    not 40 kB long (issue #42 point 18)."""
+    import numpy as np
+
+    import advalidate as adv
+    from advalidate.oracles.verdict import ECHO_LIMIT
+
+    prog = adv.parse("\\(a : Array [3000] R) -> sumOuter (a * a)")
+    x = np.linspace(0.5, 1.5, 3000)
+    res = adv.check(prog, x, engines=["tape"], oracles=["forward"])
+    lines = res.report().splitlines()
+    (line,) = [s for s in lines if s.startswith("input: ")]
+    assert len(line) <= len("input: ") + ECHO_LIMIT
+    assert line.endswith("…")
+    body = line[len("input: [| ") : -1].rstrip(" ,")
+    for number in body.split(", "):
+        float(number)  # every number shown is whole
+    assert sum(1 for v in res.verdicts if v.status == "pass") == 1

@@ -221,8 +221,8 @@ class CheckResult(Verdicts):
 
         c = self.counts()
         lines = [
-            f"input: {show_value(self.input)}",
-            f"cotangent: {short(self.cotangent)}   seed: {self.seed}",
+            f"input: {clip(show_value(self.input), ECHO_LIMIT)}",
+            f"cotangent: {clip(short(self.cotangent), ECHO_LIMIT)}   seed: {self.seed}",
         ]
         if self.note:
             lines.append(self.note)
@@ -238,6 +238,11 @@ class CheckResult(Verdicts):
 
     def __str__(self) -> str:
         return self.report()
+
+
+#: The most characters of an input or cotangent a report echoes: an array of thousands of reals
+#: would otherwise be one line of tens of kilobytes (the value is in the input file already).
+ECHO_LIMIT = 400
 
 
 def clip(text: Any, limit: int) -> str:
