@@ -55,7 +55,7 @@ from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
 from .rewrite import BeyondLanguage, Declined, map_children, rename
-from .simplify import simplify
+from .simplify import simplify, size_at_least
 from .specialise import WHAT, Specialiser
 
 # The derivative arithmetic of seed 000's partials table (`rules.py`) as the source program's ops.
@@ -342,7 +342,7 @@ class Eliminator:
         t = _InnerTransformer(rules, self.fresh)
         fd, xv, tv, yv = (self.fresh(n) for n in ("fd", "x", "dx" if forward else "dy", "y"))
         try:
-            dual_fn = simplify(self.scoped(e.op, fn, t))  # before an outer operator transforms it again
+            dual = self.scoped(e.op, fn, t)
         except Declined:
             raise
         except NotImplementedError as exc:  # a derivative the language lacks (trigamma's: lang/specials.py)
@@ -355,7 +355,14 @@ class Eliminator:
             xs = self.interleave(e.dom, C.Var(xv))
             out = self.deinterleave(e.cod, e.dom, C.Var(yv), C.Var(tv))
         body = C.Let(yv, C.App(C.Var(fd), xs), out)
-        return C.Let(fd, dual_fn, C.Let(xv, args[0], C.Let(tv, arg, body, ty=e.ty), ty=e.ty), ty=e.ty)
+        rest = C.Let(xv, args[0], C.Let(tv, arg, body, ty=e.ty), ty=e.ty)
+        if self.limit is not None and self.inside == 1:
+            # The outermost operator's code (`charged`: 3 nodes, then `let fd = .. in rest`) will
+            # have at least this many nodes: over the limit, it is not worth simplifying.
+            least = self.spent + 4 + size_at_least(dual) + C.node_count(rest)
+            if least > self.limit:
+                raise OverLimit(least)
+        return C.Let(fd, simplify(dual), rest, ty=e.ty)  # simplified before an outer operator transforms it
 
     def pair_up(self, ty: Type, x: C.CExpr, dx: C.CExpr) -> C.CExpr:
         """Forward mode's input: the dual number (x, dx), or the array of them element by element."""

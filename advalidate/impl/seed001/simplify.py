@@ -151,6 +151,71 @@ def _drop_unused_pairs(e: C.CExpr) -> C.CExpr:
     return go(e)
 
 
+# ---- how small the simplified code can be, without simplifying ---------------------------------
+
+#: Nodes that may simplify to an atom: a copied variable, a projection of a known pair, a `let` of
+#: an atom (and a constant other than a real, which is one).
+_MAYBE_ATOM = (C.Var, C.Fst, C.Snd, C.Let)
+#: Arguments of `fst` / `snd` that may simplify to a variable or a pair of atoms, which the
+#: projection then replaces by a component.
+_MAYBE_PAIR = (C.Var, C.Fst, C.Snd, C.PairC, C.Let)
+
+
+def _solid(e: C.CExpr) -> bool:
+    """Whether `e` simplifies to neither an atom nor a pair of atoms: such a binding is never
+    removed (only bindings of atoms and of pairs of atoms are)."""
+    if isinstance(e, C.Const):
+        return isinstance(e.value, float)
+    if isinstance(e, C.PairC):
+        return _solid(e.left) or _solid(e.right)
+    return not isinstance(e, _MAYBE_ATOM)
+
+
+def _bound(tail: C.CExpr) -> int:
+    """At least the nodes that `let v = tail` leaves (its `let` and its right-hand side), where `tail`
+    is the right-hand side after `let`-floating: none for an atom, the bindings of the solid
+    components for a pair (whether it is split or kept), the `let` and the code otherwise."""
+    if isinstance(tail, (C.Var, C.Fst, C.Snd)):
+        return 0
+    if isinstance(tail, C.Const):
+        return 2 if isinstance(tail.value, float) else 0
+    if isinstance(tail, C.PairC):
+        return sum(1 + size_at_least(p) for p in (tail.left, tail.right) if _solid(p))
+    return 1 + size_at_least(tail)
+
+
+def _bindings(rhs: C.CExpr) -> int:
+    """At least the nodes of the `let`s that floating moves out of `rhs`, and of the binding of its
+    final body (`_bound`)."""
+    n = 0
+    while isinstance(rhs, C.Let):
+        n += _bindings(rhs.rhs)
+        rhs = rhs.body
+    return n + _bound(rhs)
+
+
+def size_at_least(e: C.CExpr) -> int:
+    """A lower bound of `node_count(simplify(e))`, counted on `e` without simplifying it, so that
+    an elimination over its size limit can stop before simplifying (`eliminate.eliminated_size`).
+
+    Sound because the reductions only remove what is counted as removable here: a node other than a
+    variable, a constant, a pair, a projection or a `let` is rebuilt as itself, and so is every
+    node under it; a variable or a constant stays one node; a projection of what may be a known
+    pair (or an atom) may become one atom; a `let` whose right-hand side (after floating) may be an
+    atom may go, a pair bound by it may be split into bindings of its components or dropped when
+    it is a pair of atoms that nothing reads. Code whose names are not unique is returned as it
+    is, and this bound is below its node count too (each unit counted is a node of `e`)."""
+    n = 0
+    while isinstance(e, C.Let):  # iteratively: transformed code is mostly chains of `let`s
+        n += _bindings(e.rhs)
+        e = e.body
+    if isinstance(e, (C.Fst, C.Snd)):
+        return n + 1 + (0 if isinstance(e.arg, _MAYBE_PAIR) else size_at_least(e.arg))
+    for c in C.subexprs(e):
+        n += size_at_least(c)
+    return n + 1
+
+
 def simplify(e: C.CExpr) -> C.CExpr:
     """`e` after the administrative reductions of the module docstring (or `e` itself when its
     names are not unique)."""
