@@ -58,6 +58,14 @@ ADAPTERS: dict[str, tuple[str, str, str]] = {
     "torch-vmap": ("advalidate.impl.adapters.torch_transforms:TorchVmapEngine", "torch", "torch"),
     "torch-compile": ("advalidate.impl.adapters.torch_compile:TorchCompileEngine", "torch", "torch"),
     "torch-inductor": ("advalidate.impl.adapters.torch_compile:TorchInductorEngine", "torch", "torch"),
+    # one package per library (advalidate/libraries/, issue #39)
+    "tensorflow": ("advalidate.libraries.tensorflow.engines:TensorflowEngine", "tensorflow", "tensorflow"),
+    "tensorflow-function": (
+        "advalidate.libraries.tensorflow.engines:TensorflowFunctionEngine",
+        "tensorflow",
+        "tensorflow",
+    ),
+    "tensorflow-xla": ("advalidate.libraries.tensorflow.engines:TensorflowXlaEngine", "tensorflow", "tensorflow"),
 }
 
 #: The oracles, in the order `check` runs them: name -> `module:attr` of its class.

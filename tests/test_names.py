@@ -23,7 +23,7 @@ def test_each_engine_name_loads_an_engine_of_that_name(name):
 @pytest.mark.parametrize("name", list(names.ADAPTERS))
 def test_each_adapter_name_loads_an_adapter_of_that_name(name):
     spec, library, extra = names.ADAPTERS[name]
-    assert extra in ("peers", "torch")
+    assert extra in ("peers", "torch", "tensorflow")
     pytest.importorskip(library)
     cls = names.load(spec)
     assert registry.is_engine(cls) and cls.name == name

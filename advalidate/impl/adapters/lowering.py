@@ -64,7 +64,7 @@ def special_construct(name: str) -> str:
 
 
 CONSTRUCTS = ARRAY_CONSTRUCTS + tuple(special_construct(n) for n in SPECIALS)
-ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy"}
+ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy", "tf": "tensorflow"}
 OOB = ("mask", "wrap-once", "own")
 PALETTE = 2  # lowerings per construct per program
 MET_ARGS = 64  # argument points kept per special function's call (`Plan.note_args`)

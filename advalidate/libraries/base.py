@@ -1,0 +1,106 @@
+"""The protocol an engine of an outside AD library follows (issue #39): every hook, typed, in one place.
+
+The rest of advalidate reaches a library's engine only through these names: the oracles
+(`oracles/`), the campaign (`fuzz/`), the reproducer writer (`impl/adapters/repro.py`) and the
+registry (`names.ADAPTERS`). A library package (`advalidate/libraries/NAME/`) gives classes that
+satisfy `Library`; most of it comes from the shared machinery of `advalidate.impl.adapters`
+(`tensor.TensorEngine`, `tensor.ForwardMode`, `lowering`, `specials`, `repro`), so a package writes
+only its library's calls. `docs/adding-a-library.md` walks through the hooks as a checklist.
+
+Hooks marked optional are read with `getattr(engine, name, default)` by their users; `OPTIONAL`
+lists them with the default that applies when an engine leaves them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+from ..impl.engine import Back
+from ..lang.program import Program
+
+
+class ReproInfo(TypedDict):
+    """What a finding's standalone `repro.py` is written from (`impl/adapters/repro.py`): the
+    script holds the library's own code only, so every library name it writes comes from here."""
+
+    lift: Callable[[str], str]  # a float literal's source as the library's number: "tf.constant(1.0, ...)"
+    lib: str  # the module the scalar functions are written from: "tf.math" (`tf.math.sin(v1)`)
+    atan: str  # the arctangent's full name ("tf.math.atan"): not `{lib}.atan` everywhere
+    imports: str  # the script's imports and the namespace's helper functions (their source)
+    driver: str  # `LIBRARY`, `primal(xs)`, `library_gradient(xs, dy)`: the library's reverse mode
+    forward: str  # `forward_gradient(xs, dy)`: its forward mode (or a stub that raises)
+    what: str  # the header's words for the engine: "tf.GradientTape, eager"
+    needs: str  # what `python repro.py` needs installed: "tensorflow 2.21.0"
+    nested: list[Callable[..., Any]]  # helpers of the derivative operators, their source copied
+
+
+@runtime_checkable
+class Library(Protocol):
+    """An engine driving one outside library's AD (one per mode: eager, compiled, ...).
+
+    Attributes: `name` (the engine's name, `names.ADAPTERS`' key), `library` (the library's name:
+    a transformation engine without a table of its own borrows its library's, `fuzz.worker`),
+    `semantics` (how the language's out-of-range reads and writes are mapped, in words),
+    `supports` (the language features it runs: "arrays", "nested", ...), `tie_rule` ("hull" or
+    "piece": how the library's own run resolves ties, `oracles/at_kink.py`), `guarantees` (cost
+    counters it promises: none for an outside library, `oracles/once.py`)."""
+
+    name: str
+    library: str
+    semantics: str
+    supports: frozenset[str]
+    tie_rule: str
+    guarantees: frozenset[str]
+
+    # ---- running a program (the language's oracles judge these) ----
+    def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
+        """The program's value at `x` and its pullback, by the library's reverse mode."""
+
+    def jvp(self, prog: Program, x: Any, dx: Any, numeric: str = "float") -> tuple[Any, Any]:
+        """The value and J·dx by the library's forward mode (`tensor.ForwardMode`)."""
+
+    def value_flat(self, prog: Program, x: Any) -> list[float]:
+        """The output's reals by the library's primal alone (the consistency oracle differences it)."""
+
+    # ---- the library's calls (`impl/adapters/tensor.py`) ----
+    def ops(self) -> Any:
+        """The scalar ops namespace (`common.LibraryOps`): arithmetic, comparisons on primals,
+        special functions (`specials.install_ops`), derivative operators (`lib_vjp`, `lib_jvp`)."""
+
+    def namespace(self) -> Any:
+        """The `xp` array namespace (`lang.xp.ArrayNamespace`) in the library's own calls."""
+
+    def to_lib(self, leaf: Any) -> Any:
+        """A float or float64 ndarray as the library's tensor."""
+
+    def to_np(self, t: Any) -> Any:
+        """A library tensor as a float64 ndarray."""
+
+    # ---- the lowering table: every call a user writes for each construct (`adapters/lowering.py`) ----
+    def lowering_table(self) -> Mapping[str, tuple[Any, ...]] | None:
+        """Construct -> its `Lowering` rows (the first faithful), special functions included."""
+
+    def lowering_namespace(self) -> Any:
+        """The namespace with one `lw_*` method per row (its source goes into a repro.py)."""
+
+    def lowered(self, seed: int, only: str | None = None, pin: str | None = None) -> Any:
+        """This engine with each construct computed by a row drawn from `seed` (`TensorEngine.lowered`)."""
+
+    # ---- findings ----
+    def repro_info(self) -> ReproInfo:
+        """The library's names and templates for a standalone repro.py."""
+
+    def repro(self, prog: Program, x: Any, dy: Any, own: dict[str, Any] | None = None, tolerance: Any = None) -> str:
+        """The text of a standalone repro.py that exits 1 while the finding is there."""
+
+
+#: Optional hooks: name -> (who reads it, what leaving it out means).
+OPTIONAL: dict[str, tuple[str, str]] = {
+    "worker_setup": ("fuzz worker, once per process", "nothing to set up"),
+    "mix_share": ("fuzz/mix.py", "the swarm mix: no share of array programs asked for"),
+    "gradients_near": ("oracles/consistency.py, kink search", "one eager vjp per point"),
+    "runtime": ("tensor.TensorEngine.program", "explicit masking of out-of-range indices (XpArrays)"),
+    "out_leaf": ("tensor.TensorEngine", "output leaves taken as they come"),
+    "program_timeout": ("impl/registry.py", "the campaign's default per-program timeout"),
+}
