@@ -20,7 +20,7 @@ import pytest
 
 import advalidate
 from advalidate.cli import main
-from advalidate.fuzz.campaign import exit_reason
+from advalidate.fuzz.scheduler import exit_reason
 from advalidate.fuzz.cli import machine_memory_mb, max_workers
 
 ROOT = Path(advalidate.__file__).resolve().parent.parent

@@ -101,17 +101,17 @@ def on_disk(c: Campaign, name: str) -> dict[str, Any]:
 
 def test_oracles_that_see_one_bug_make_one_finding(campaign: Campaign) -> None:
     c = campaign
-    c._on_result(result(0, sin_failures(), ["lambda", "pair", "sin", "*R", "app", "var"]), 0.1)
+    c.on_result(result(0, sin_failures(), ["lambda", "pair", "sin", "*R", "app", "var"]), 0.1)
     assert len(c.findings) == 1  # not one per oracle
     f = c.findings[0]
     assert f.oracle == "fd" and f.oracles == ["fd", "forward", "cross"] and f.kind == "wrong gradient"
     assert dirs(c) == ["pending-001-broken-sin"]  # written at once, not numbered before it is settled
     # Another program with the same bug, while the first is being shrunk: a second candidate.
-    c._on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
-    c._on_result(result(2, sin_failures()[:1], ["lambda", "sin", "let", "app", "var"]), 0.1)  # waits
+    c.on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
+    c.on_result(result(2, sin_failures()[:1], ["lambda", "sin", "let", "app", "var"]), 0.1)  # waits
     assert len(c.findings) == 2 and len(c.waiting) == 1
     # The first shrinks to `sin x`: f001, and everything using `sin` is that bug.
-    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
+    c.book.on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
     assert dirs(c) == ["f001-broken-sin-sin"] and not c.waiting
     (f,) = c.findings
     assert f.signature == "broken-sin: sin: wrong gradient" and f.number == 1
@@ -124,12 +124,12 @@ def test_oracles_that_see_one_bug_make_one_finding(campaign: Campaign) -> None:
 
 def test_occurrences_in_finding_json_never_lag_behind_the_summary(campaign: Campaign) -> None:
     c = campaign
-    c._on_result(result(0, sin_failures(), ["lambda", "sin", "app", "var"]), 0.1)
-    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
+    c.on_result(result(0, sin_failures(), ["lambda", "sin", "app", "var"]), 0.1)
+    c.book.on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
     for i in range(1, 6):  # explained at once by f001
-        c._on_result(result(i, sin_failures(), ["lambda", "sin", "exp", "app", "var"]), 0.1)
+        c.on_result(result(i, sin_failures(), ["lambda", "sin", "exp", "app", "var"]), 0.1)
     sympy = verdict("symbolic", "gradient differs from sympy's derivative along the executed path")
-    c._on_result(result(6, [sympy], ["lambda", "sin", "app", "var"]), 0.1)  # a new witness of the same bug
+    c.on_result(result(6, [sympy], ["lambda", "sin", "app", "var"]), 0.1)  # a new witness of the same bug
     c.save()
     summary = json.loads((c.out / "summary.json").read_text())
     (entry,) = summary["findings"]
@@ -148,14 +148,14 @@ def test_finding_numbers_have_no_gaps_and_announced_findings_stay(campaign: Camp
     c = campaign
     notes: list[str] = []
     c._note = notes.append  # type: ignore[method-assign]
-    c._on_result(result(0, sin_failures(), ["lambda", "sin", "app", "var"]), 0.1)
-    c._on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
+    c.on_result(result(0, sin_failures(), ["lambda", "sin", "app", "var"]), 0.1)
+    c.on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
     # The second candidate finishes first, at a bigger program than the first will reach.
-    c._on_shrunk(shrunk(2, "\\(x : R) -> sin (cos x)\n"))
-    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
+    c.book.on_shrunk(shrunk(2, "\\(x : R) -> sin (cos x)\n"))
+    c.book.on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
     crash = verdict("fd", "engine broken-sin crashed: KeyError: 7", expected=None, actual=None, positions=[])
-    c._on_result(result(2, [crash], ["lambda", "exp", "app", "var"]), 0.1)
-    c._on_shrunk(shrunk(3, "\\(x : R) -> exp x\n"))
+    c.on_result(result(2, [crash], ["lambda", "exp", "app", "var"]), 0.1)
+    c.book.on_shrunk(shrunk(3, "\\(x : R) -> exp x\n"))
     numbers = sorted(f.number for f in c.findings)
     assert numbers == list(range(1, len(numbers) + 1))  # 1, 2, 3: no gaps
     announced = {m.group(1) for n in notes for m in [re.search(r"finding (f\d{3}-\S+):", n)] if m}
@@ -181,7 +181,7 @@ def test_verdict_counts_keep_not_applicable_and_inconclusive_apart(campaign: Cam
     c = campaign
     r = result(0, [], ["lambda", "sin"])
     r["verdicts"] += [("forward", "once", "not_applicable"), ("forward", "linear", "not_applicable")]
-    c._on_result(r, 0.1)
+    c.on_result(r, 0.1)
     counts = c.counts()
     assert counts == {"pass": 2, "fail": 0, "inconclusive": 1, "not_applicable": 2}
     s = c.summary()
@@ -203,11 +203,11 @@ def test_exitfirst_takes_no_new_program_after_the_first_failure_and_stops_once_i
         cfg = CampaignConfig(seconds=10, seed=1, engines=[BROKEN], out=tmp_path / "o", progress="quiet", exitfirst=True)
         c = Campaign(cfg)
         c.prepare()
-        c._on_result(result(0, sin_failures(), ["lambda", "sin", "app", "var"]), 0.1)
+        c.on_result(result(0, sin_failures(), ["lambda", "sin", "app", "var"]), 0.1)
         crash = verdict("fd", "engine broken-sin crashed: KeyError: 7", expected=None, actual=None, positions=[])
-        c._on_result(result(1, [crash], ["lambda", "exp", "app", "var"]), 0.1)  # another bug: not looked at
+        c.on_result(result(1, [crash], ["lambda", "exp", "app", "var"]), 0.1)  # another bug: not looked at
         assert len(c.findings) == 1 and c.stop_reason is None
-        c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
+        c.book.on_shrunk(shrunk(1, "\\(x : R) -> sin x\n"))
         assert c.stop_reason == "exitfirst" and c.exit_status() == 1
         assert dirs(c) == ["f001-broken-sin-sin"]
         assert [w["kind"] for w in c.summary()["unexamined_failures"]] == ["crash (KeyError)"]
@@ -302,26 +302,26 @@ def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding
     in one call (`worker.attributed_call`) is that call's finding, with the language-semantics kind kept."""
     c = campaign
     own = verdict("consistency", "lowering ⟦lib.f⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but central differences give 1.5")
-    c._on_result(result(0, [own], ["lambda", "sin", "app", "var"]), 0.1)
-    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": own})
-    c._on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
+    c.on_result(result(0, [own], ["lambda", "sin", "app", "var"]), 0.1)
+    c.book.on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": own})
+    c.on_result(result(1, sin_failures(), ["lambda", "sin", "cos", "app", "var"]), 0.1)
     assert len(c.findings) == 2  # an fd failure is not explained by the call's finding before shrinking
-    c._on_shrunk(
+    c.book.on_shrunk(
         shrunk(2, "\\(x : R) -> sin (x - 20.5)\n") | {"attributed": {"verdict": own, "call": "lib.f", "own": True}}
     )
     (f,) = c.findings
     assert f.kind == "wrong gradient in lowering ⟦lib.f⟧" and f.occurrences == 2
     assert f.oracle_counts == {"consistency": 1, "fd": 1, "forward": 1, "cross": 1}
     # not attributed: a finding of its own, keyed by its constructs
-    c._on_result(result(2, sin_failures(), ["lambda", "exp", "app", "var"]), 0.1)
-    c._on_shrunk(shrunk(3, "\\(x : R) -> exp x\n") | {"attributed": None})
+    c.on_result(result(2, sin_failures(), ["lambda", "exp", "app", "var"]), 0.1)
+    c.book.on_shrunk(shrunk(3, "\\(x : R) -> exp x\n") | {"attributed": None})
     assert sorted(g.kind for g in c.findings) == ["wrong gradient", "wrong gradient in lowering ⟦lib.f⟧"]
     assert on_disk(c, c.findings[1].name)["attributed_from"] is None
     # put to a call that disagrees with the language by itself: two program shapes, one finding
     for i, prog in ((3, "\\(x : R) -> cos (x * x)\n"), (4, "\\(x : R) -> cos (3.0 + x)\n")):
-        c._on_result(result(i, sin_failures()[:1], ["lambda", "cos", "app", "var"]), 0.1)
+        c.on_result(result(i, sin_failures()[:1], ["lambda", "cos", "app", "var"]), 0.1)
         alone = verdict("fd", "lib.g alone at 2.0: ⟨gradient, v⟩ = 0.5 but the finite-difference … is 0.6")
-        c._on_shrunk(
+        c.book.on_shrunk(
             shrunk(c.findings[-1].id, prog) | {"attributed": {"verdict": alone, "call": "lib.g", "own": False}}
         )
     (g,) = [g for g in c.findings if "lib.g" in g.kind]
@@ -329,12 +329,12 @@ def test_a_language_failure_put_to_a_library_call_groups_with_that_calls_finding
     assert g.signature == "broken-sin: lib.g: wrong gradient in ⟦lib.g⟧" and g.name.endswith("-lib-g")
     # a later failure of the language kind in a program with what g's example blames is g again
     n = len(c.findings)
-    c._on_result(result(5, sin_failures()[:1], ["lambda", "cos", *g.culprit, "app", "var"]), 0.1)
+    c.on_result(result(5, sin_failures()[:1], ["lambda", "cos", *g.culprit, "app", "var"]), 0.1)
     assert len(c.findings) == n and g.occurrences == 3
     # the call disagreeing with itself is the same bug seen another way (JAX's digamma, both in one program)
     own_g = verdict("consistency", "lowering ⟦lib.g⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but central differences give 1.5")
-    c._on_result(result(6, [own_g], ["lambda", "tanh", "app", "var"]), 0.1)
-    c._on_shrunk(shrunk(c.findings[-1].id, "\\(x : R) -> tanh x\n") | {"verdict": own_g})
+    c.on_result(result(6, [own_g], ["lambda", "tanh", "app", "var"]), 0.1)
+    c.book.on_shrunk(shrunk(c.findings[-1].id, "\\(x : R) -> tanh x\n") | {"verdict": own_g})
     assert len(c.findings) == n and g.occurrences == 4
 
 
@@ -357,18 +357,19 @@ def test_a_program_that_overruns_the_timeout_runs_once_more_before_it_is_an_inci
         def submit(self, w: int, task: Any, timeout: float) -> None:
             submitted.append((task, timeout))
 
-    c.pool, c.deadline = Pool(), float("inf")  # type: ignore[assignment]
-    c._on_lost(Event("timeout", task=("run", 7), seconds=c.cfg.timeout), "timeout")
-    assert not c.incidents and list(c.retry) == [7]
-    c._dispatch(0.0)
+    s = c.scheduler
+    s.pool, s.deadline = Pool(), float("inf")
+    s.on_lost(Event("timeout", task=("run", 7), seconds=c.cfg.timeout), "timeout")
+    assert not c.incidents and list(s.retry) == [7]
+    s.dispatch(0.0)
     assert submitted == [(("run", 7), c.cfg.timeout * c.cfg.timeout_retry)]
-    c._dispatch(0.0)
+    s.dispatch(0.0)
     assert submitted[-1] == (("run", 0), c.cfg.timeout)  # the next program: the usual timeout
-    c._on_lost(Event("timeout", task=("run", 7), seconds=120.0), "timeout")
+    s.on_lost(Event("timeout", task=("run", 7), seconds=120.0), "timeout")
     (inc,) = c.incidents
     assert inc["index"] == 7 and "within 30 s, nor within 120 s run again" in inc["detail"]
-    c._on_lost(Event("timeout", task=("run", 3), seconds=c.cfg.timeout), "timeout")
-    c._unfinished_retries()
+    s.on_lost(Event("timeout", task=("run", 3), seconds=c.cfg.timeout), "timeout")
+    s.unfinished_retries({i["index"] for i in c.incidents})
     assert [i["index"] for i in c.incidents] == [7, 3] and "--resume runs it" in c.incidents[1]["detail"]
     assert 3 in c.state()["retry"] and c.state()["timed_out"] == [3, 7]
 
@@ -386,8 +387,8 @@ def test_a_failure_blamed_on_several_calls_shrinks_to_the_one_it_needs(campaign:
     assert not same_failure("wrong gradient", "wrong jvp")
     c = campaign
     v = verdict("consistency", "lowering ⟦a[i] + lib.f + lib.g⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but forward mode 1.5")
-    c._on_result(result(0, [v], ["lambda", "sin", "app", "var"]), 0.1)
+    c.on_result(result(0, [v], ["lambda", "sin", "app", "var"]), 0.1)
     one = verdict("consistency", "lowering ⟦lib.f⟧: reverse ⟨Jᵀ dy, v⟩ = 0.0 but forward mode gives 1.5")
-    c._on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": one})
+    c.book.on_shrunk(shrunk(1, "\\(x : R) -> sin x\n") | {"verdict": one})
     (f,) = c.findings
     assert f.kind == "wrong gradient in lowering ⟦lib.f⟧" and f.name.endswith("-lib-f")

@@ -6,8 +6,9 @@ import argparse
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cli_args import (
     EXIT_INCOMPLETE,
@@ -20,6 +21,9 @@ from ..cli_args import (
     scheduler_address,
 )
 from ..names import FEATURES
+
+if TYPE_CHECKING:
+    from .campaign import Campaign, CampaignConfig
 
 
 def gen_features(text: str) -> str:
@@ -195,6 +199,8 @@ def check_worker_options(args: argparse.Namespace) -> None:
     """`--workers`, `local:N` and `--memory-limit` within what this machine can do, before anything
     starts (a worker count of 10000 spawned for minutes; a memory limit past the address space made
     every worker fail in setrlimit while the campaign idled)."""
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError("--workers sizes this machine's own pool; with --scheduler the cluster's workers run it")
     cap = max_workers()
     local = args.scheduler[len("local:") :] if args.scheduler and args.scheduler.startswith("local:") else None
     for what, n in (("--workers", args.workers), ("--scheduler local:N", int(local) if local else None)):
@@ -214,16 +220,41 @@ def check_worker_options(args: argparse.Namespace) -> None:
             )
 
 
-def cmd_fuzz(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class FuzzOptions:
+    """`advalidate fuzz`'s options, each checked (`fuzz_options`): what a campaign is configured from."""
+
+    args: argparse.Namespace  # as argparse parsed them (each value already of its type and range)
+    timeout: float  # --timeout, or what the engines named ask for (`registry.program_timeout`)
+    timeout_retry: float
+    sample: dict[str, int] | None  # the oracles sampled (--symbolic-every), None: the default
+
+
+def fuzz_options(args: argparse.Namespace) -> FuzzOptions:
+    """Every option of `advalidate fuzz` checked together, before any campaign configuration
+    exists: `UsageError` (exit status 2) for the first one that is wrong."""
     from ..impl.registry import program_timeout
-    from .campaign import Campaign, CampaignConfig, CampaignError
-    from .progress import make_progress
+    from ..oracles import oracle_names
     from .worker import SAMPLED_ORACLES
 
-    sample = None
-    if args.symbolic_every is not None:
-        sample = dict(SAMPLED_ORACLES, symbolic=args.symbolic_every)
-    cfg = CampaignConfig(
+    check_worker_options(args)
+    check_names("oracle", args.oracle, list(oracle_names()))
+    from .campaign import CampaignConfig
+
+    return FuzzOptions(
+        args=args,
+        timeout=args.timeout if args.timeout is not None else program_timeout(args.engine, CampaignConfig.timeout),
+        timeout_retry=args.timeout_retry if args.timeout_retry is not None else CampaignConfig.timeout_retry,
+        sample=None if args.symbolic_every is None else dict(SAMPLED_ORACLES, symbolic=args.symbolic_every),
+    )
+
+
+def campaign_config(opts: FuzzOptions) -> CampaignConfig:
+    """The `campaign.CampaignConfig` of checked options."""
+    from .campaign import CampaignConfig
+
+    args = opts.args
+    return CampaignConfig(
         seconds=args.seconds,
         seed=args.seed,
         engines=args.engine,
@@ -233,27 +264,28 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         max_size=args.max_size,
         resume=args.resume,
         exitfirst=args.exitfirst,
-        timeout=args.timeout if args.timeout is not None else program_timeout(args.engine, CampaignConfig.timeout),
-        timeout_retry=args.timeout_retry if args.timeout_retry is not None else CampaignConfig.timeout_retry,
+        timeout=opts.timeout,
+        timeout_retry=opts.timeout_retry,
         shrink_seconds=args.shrink_seconds,
-        sample=sample,
+        sample=opts.sample,
         progress=args.progress,
         progress_interval=args.progress_interval,
         command="advalidate " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        memory_limit=args.memory_limit,
         scheduler=args.scheduler,
         programs=args.programs,
         features=args.features,
     )
-    if args.scheduler is not None and args.workers is not None:
-        raise UsageError("--workers sizes this machine's own pool; with --scheduler the cluster's workers run it")
-    check_worker_options(args)
-    cfg.memory_limit = args.memory_limit
-    from ..oracles import oracle_names
 
-    check_names("oracle", args.oracle, list(oracle_names()))
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    opts = fuzz_options(args)
+    from .campaign import Campaign, CampaignError
+    from .progress import make_progress
+
     corrupt = corrupt_findings(Path(args.out)) if args.resume else []
     progress = make_progress(args.progress, args.progress_interval)
-    campaign = Campaign(cfg, progress)
+    campaign = Campaign(campaign_config(opts), progress)
     try:
         status = campaign.run()
     except CampaignError as exc:
@@ -269,7 +301,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return status
 
 
-def incomplete_reason(campaign: Any) -> str:
+def incomplete_reason(campaign: Campaign) -> str:
     """Why a campaign without findings cannot vouch for the engines (exit status 3)."""
     s = campaign.summary()
     verdicts = s.get("verdicts") or {}
@@ -309,14 +341,14 @@ def corrupt_findings(out: Path) -> list[tuple[Path, str]]:
     return bad
 
 
-def repair_findings(campaign: Any, corrupt: list[tuple[Path, str]]) -> None:
+def repair_findings(campaign: Campaign, corrupt: list[tuple[Path, str]]) -> None:
     """Rewrite the corrupt finding.json of findings the campaign state knows; say what is left."""
-    known = {f.name: f for f in getattr(campaign, "findings", [])}
+    known = {f.name: f for f in campaign.findings}
     for d, _ in corrupt:
         f = known.get(d.name)
-        if f is not None and hasattr(campaign, "_write_finding"):
+        if f is not None:
             try:
-                campaign._write_finding(f)
+                campaign.write_finding(f)
             except OSError as exc:
                 print(f"advalidate fuzz: warning: could not rewrite {d / 'finding.json'}: {exc}", file=sys.stderr)
                 continue
