@@ -234,22 +234,41 @@ ELEMENT_OVERFLOW = {
     "one index at a time": r"""\(x : R) ->
       let f = \(k : Z) -> k * 4611686018427387904 in sumOuter (build1 3 (\i -> x * real (f (i + 1))))""",
 }
-OVERFLOW = "integer overflow in `imul` on an array (elements beyond 2^62)"
+#: Sums of int64 elements past 2^62 (3 · (2^62 - 1) wrapped, silently, in `run` and every engine).
+SUM_OVERFLOW = {
+    "sumOuter": r"\(x : R) -> x * real (sumOuter (replicate 3 4611686018427387903))",
+    "scatter": r"\(x : R) -> x * real (scatter [1] (replicate 3 4611686018427387903) (\[i] -> [0]) ! [0])",
+}
 ARRAY_ENGINES = [name for name in adv.engine_names() if "arrays" in adv.engine(name).supports]
 
 
-@pytest.mark.parametrize("body", ELEMENT_OVERFLOW.values(), ids=list(ELEMENT_OVERFLOW))
-def test_every_engine_reports_an_elements_integer_overflow_as_run_does(capsys, tmp_path, body):
+@pytest.mark.parametrize(
+    ("op", "body"),
+    [("imul", body) for body in ELEMENT_OVERFLOW.values()] + list(SUM_OVERFLOW.items()),
+    ids=[*ELEMENT_OVERFLOW, *SUM_OVERFLOW],
+)
+def test_every_engine_reports_an_elements_integer_overflow_as_run_does(capsys, tmp_path, op, body):
     text = "-- input: 2.0\n" + body + "\n"
+    message = f"integer overflow in `{op}` on an array (elements beyond 2^62)"
     code, out, err = cli(capsys, tmp_path, text, "run")
     assert (code, out) == (2, "")
-    assert err.endswith(f"evaluation failed: {OVERFLOW}\n")
+    assert err.endswith(f"evaluation failed: {message}\n")
+    expected = (2, "", f"advalidate: evaluation failed: {message}\n")
     for name in ARRAY_ENGINES:
-        assert cli(capsys, tmp_path, text, "grad", "--engine", name) == (
-            2,
-            "",
-            f"advalidate: evaluation failed: {OVERFLOW}\n",
-        )
+        assert cli(capsys, tmp_path, text, "grad", "--engine", name) == expected, name
+
+
+def test_integer_sums_near_int64s_bound_are_exact():
+    """Sums within 2^62 whose terms' magnitudes pass it (checked exactly, in Python ints) are kept."""
+    big = 1152921504606846976  # 2^60
+    prog = adv.parse(
+        rf"\(x : R) -> let a = scatter [2] (replicate 4 {big}) (\[i] -> [mod i 2]) in "
+        rf"let b = sumOuter (build1 3 (\i -> {big} * (1 - 2 * mod i 2))) in x * real (a ! [0] + b)"
+    )
+    assert adv.evaluate(prog, 1.0) == 3 * big
+    for name in ARRAY_ENGINES:
+        _, back = adv.engine(name).vjp(prog, 1.0)
+        assert back(1.0) == 3 * big, name
 
 
 def test_an_integer_outside_builds_may_exceed_int64():

@@ -178,6 +178,10 @@ class ArrayRuntime:
         out = self.full(shape, elem, zero)
         if combine == "add":
             np.add.at(out, tuple(targets), values)
+            if elem == "Z":
+                near = np.broadcast_to(np.abs(np.asarray(zero, dtype=np.float64)), shape).copy()
+                np.add.at(near, tuple(targets), np.abs(np.asarray(values, dtype=np.float64)))
+                _int_bounded(out, near, "scatter", lambda: _exact_scatter(values, targets, shape, zero))
             return out
         touched = np.zeros(shape[: len(targets)], dtype=bool)
         touched[tuple(targets)] = True
@@ -221,7 +225,11 @@ class ArrayRuntime:
         if elem != "Z":
             raise NotImplementedError(f"{type(self).__name__}: `{op}` of reals needs a reduction function")
         if op == "sumOuter":
-            return py(a.sum(axis=0)) if a.shape[0] else self.full(shape, elem, 0)
+            if not a.shape[0]:
+                return self.full(shape, elem, 0)
+            out = a.sum(axis=0)
+            _int_bounded(out, np.abs(a).sum(axis=0, dtype=np.float64), op, lambda: a.astype(object).sum(axis=0))
+            return py(out)
         return py(a.max(axis=0) if op == "maxOuter" else a.min(axis=0))
 
     # ---- element-wise ----
@@ -302,6 +310,24 @@ _ACCUMULATE_ROW = 16
 
 def _curried(fn: Callable, n: int) -> Callable:
     return (lambda x: lambda y: fn(x, y)) if n == 2 else fn
+
+
+def _int_bounded(out: Any, magnitude: Any, op: str, exact: Callable[[], Any]) -> None:
+    """DomainError when an integer sum `out` (int64, so wrapped past 2^63) has an element beyond
+    2^62, as `int_elementwise`'s results do. `magnitude` bounds each sum's size (the sum of its
+    terms' magnitudes, in floats); only where it comes near 2^62 is the sum formed `exact`ly, in
+    Python ints: a `sumOuter` or `scatter` of large integers wrapped silently (issue #42)."""
+    if np.size(magnitude) and np.max(magnitude) >= INT_LIMIT / 2:
+        total = np.asarray(exact(), dtype=object)
+        if total.size and (total.max() >= INT_LIMIT or total.min() <= -INT_LIMIT):
+            raise DomainError(f"integer overflow in `{op}` on an array (elements beyond 2^62)")
+
+
+def _exact_scatter(values: Any, targets: list, shape: tuple, zero: Any) -> Any:
+    """`scatter`'s sums in Python ints (see `_int_bounded`)."""
+    out = np.broadcast_to(np.asarray(zero).astype(object), shape).copy()
+    np.add.at(out, tuple(targets), np.asarray(values).astype(object))
+    return out
 
 
 def int_elementwise(op: str, args: list) -> Any:
@@ -461,7 +487,7 @@ class VectorArrays(ArrayRuntime):
                 if not self.mp and not np.isfinite(out).all():
                     raise DomainError("sumOuter gave a non-finite result")
                 return py(out)
-            return py(a.sum(axis=0))
+            return super().reduce(op, a, shape, elem)
         pick = np.argmax if op == "maxOuter" else np.argmin
         if elem == "R":
             self.count(inner * (k - 1))
