@@ -273,16 +273,50 @@ def test_each_standalone_function_names_only_what_its_source_brings(name):
         assert {"central", "richardson_rows", "math"} <= used
 
 
-def templates_ridders(phi):
-    """The `ridders` the sweep repro.py templates hold today (sweep/repro_torch.py, over a global phi),
-    run on `phi`. Once they embed `standalone_source("dfridr")` this is the same code."""
-    from advalidate.sweep.repro_torch import TEMPLATE
+#: The `ridders` the sweep repro.py templates held before they embedded `standalone_source("dfridr")`
+#: (sweep/repro_torch.py at 4790389, over a global phi), kept as the reference that the switch left
+#: every repro script's numbers as they were.
+FORMER_TEMPLATE_RIDDERS = """
+def ridders(h=1e-3, shrink=1.4, levels=12):
+    a = [[0.0] * levels for _ in range(levels)]
+    a[0][0] = (phi(h) - phi(-h)) / (2 * h)
+    best, err = a[0][0], math.inf
+    for i in range(1, levels):
+        h /= shrink
+        a[0][i] = (phi(h) - phi(-h)) / (2 * h)
+        fac = shrink * shrink
+        for j in range(1, i + 1):
+            a[j][i] = (a[j - 1][i] * fac - a[j - 1][i - 1]) / (fac - 1)
+            fac *= shrink * shrink
+            e = max(abs(a[j][i] - a[j - 1][i]), abs(a[j][i] - a[j - 1][i - 1]))
+            if e <= err:
+                best, err = a[j][i], e
+        if abs(a[i][i] - a[i - 1][i - 1]) >= 2 * err:
+            break
+    return best, err
+"""
 
-    text = TEMPLATE[TEMPLATE.index("def ridders(") : TEMPLATE.index("\n\ndef derivative(")]
-    assert "{" not in text  # the format-escaped text is the code itself
+
+def templates_ridders(phi):
+    """The templates' former `ridders`, run on `phi`."""
     ns = {"math": math, "phi": phi}
-    exec(compile(text, "<repro_torch>", "exec"), ns)  # noqa: S102 - advalidate's own template
+    exec(compile(FORMER_TEMPLATE_RIDDERS, "<repro_torch at 4790389>", "exec"), ns)  # noqa: S102 - a fixed text
     return ns["ridders"]()
+
+
+def test_the_sweep_templates_embed_the_emitted_dfridr_and_no_ridders_of_their_own():
+    """Both sweep repro.py templates hold `standalone_source("dfridr")` verbatim, once, and call it on
+    their phi; a rendered script holds it unchanged (it has no brace for str.format to touch)."""
+    from advalidate.sweep import repro_jax, repro_torch
+
+    src = D.standalone_source("dfridr")
+    for template in (repro_torch.TEMPLATE, repro_jax.TEMPLATE):
+        assert template.count(src) == 1 and template.count("def dfridr(") == 1
+        assert "expected, err = dfridr(phi)" in template and "ridders" not in template.replace("Ridders", "")
+    rec = {"args": [[0.5]], "call_source": "def f(x):\n    return x\n", "nondiff_outputs": []}
+    finding = {"op": "x", "mode": "reverse", "kind": "wrong", "sample": 0, "variant": 0, "record": rec}
+    for module in (repro_torch, repro_jax):
+        assert src in module.render(finding, "0.0")
 
 
 @settings(deadline=None, max_examples=60)
@@ -291,7 +325,7 @@ def templates_ridders(phi):
     st.floats(-3, 3),
     st.sampled_from([math.sin, math.exp, math.atan, lambda t: abs(t), lambda t: round(t, 2)]),
 )
-def test_dfridr_is_the_repro_templates_ridders_to_the_bit(x, scale, f):
+def test_dfridr_is_the_repro_templates_former_ridders_to_the_bit(x, scale, f):
     phi = lambda t: f(x + scale * t)  # noqa: E731
     calls_a, calls_b = [], []
     ours = D.dfridr(lambda t: calls_a.append(t) or phi(t))

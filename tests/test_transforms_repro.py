@@ -123,3 +123,24 @@ def test_the_repro_of_a_planted_wrong_control_flow_rule_applies_it_and_fails(
         script, out = run_repro(adv.engine(real), prog, x, tmp_path)
         assert region in script and ("F = jax.jit(f)" in script) == real.endswith("-jit")
         assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("own", [None, {"kind": "wrong gradient at a kink in lowering ⟦jnp.maximum⟧", "rule": "hull"}])
+def test_the_repro_s_differences_are_advalidate_differences_embedded_once(own: Any, tmp_path: Path) -> None:
+    """issue #41 item 2: the script's differences are `advalidate.differences`' functions, emitted as
+    source (`standalone_source`), each defined once (the kink driver's own slopes no longer shadow
+    `one_sided`), with no step or quotient of the script's own; the script still runs alone."""
+    pytest.importorskip("jax")
+    from advalidate.differences import standalone_source
+
+    prog = adv.parse(r"\(a : Array [3] R) -> sumOuter (a * a)")
+    x = np.array([0.5, -0.25, 2.0])
+    script = adv.engine("jax").repro(prog, x, 1.0, own=own)
+    assert script.count(standalone_source("scaled_step", "central", "one_sided", "extrapolate")) == 1
+    for name in ("scaled_step", "central", "one_sided", "extrapolate"):
+        assert script.count(f"def {name}(") == 1, name
+    assert "max(1.0, abs(float(a[i])))" not in script and "2 * g1 - g2" not in script
+    (tmp_path / "repro.py").write_text(script, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr

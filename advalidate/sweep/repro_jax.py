@@ -11,19 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from advalidate.differences import standalone_source
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
 from advalidate.sweep.repro_torch import TAIL_TOLERANCES, verdict_tail
-from advalidate.sweep.repro_torch import TEMPLATE as _TORCH_TEMPLATE
-
-
-def _ridders_source() -> str:
-    """The Ridders extrapolation of the torch repro (plain Python over phi), shared verbatim
-    (already in the template's format-escaped form)."""
-    start = _TORCH_TEMPLATE.index("def ridders(")
-    end = _TORCH_TEMPLATE.index("\n\ndef derivative(")
-    return _TORCH_TEMPLATE[start:end]
-
 
 TEMPLATE = (
     '''\
@@ -93,7 +84,7 @@ def phi(s):
 
 
 '''
-    + _ridders_source()
+    + standalone_source("dfridr")
     + '''
 
 

@@ -3,13 +3,16 @@
 It embeds the record's inputs (exact float64 literals) and the op's call (`call_source`), takes
 the mode's directional derivative with torch (autograd.grad, forward_ad, torch.func.jvp) and
 compares it with Ridders-extrapolated central differences of torch's own float64 function (the
-primal, or for a second-order mode the first-order pass it differentiates), printing both.
+primal, or for a second-order mode the first-order pass it differentiates), printing both. The
+differences are `advalidate.differences.dfridr`, embedded as source (`standalone_source`): the
+script runs without advalidate, yet holds no copy of its own (issue #41 item 2).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from advalidate.differences import standalone_source
 from advalidate.oracles.function import GIVE_UP
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
@@ -22,7 +25,7 @@ def norm(zs):
     return math.sqrt(math.fsum(float((z * z).sum()) for z in zs))
 
 
-expected, err = ridders()
+expected, err = dfridr(phi)
 try:
     actual = derivative()
 except Exception as exc:
@@ -57,7 +60,8 @@ def verdict_tail(lib: str, version: str, sizes: str) -> str:
     )
 
 
-TEMPLATE = '''\
+TEMPLATE = (
+    '''\
 """{title}
 
 Found by `advalidate sweep torch` ({library_version}); this file uses torch's own API only.
@@ -140,24 +144,9 @@ def phi(s):
         return math.fsum(float((w * y).sum()) for w, y in zip(W, S(*[x + s * v for x, v in zip(X, V)])))
 
 
-def ridders(h=1e-3, shrink=1.4, levels=12):
-    """Central differences extrapolated (Numerical Recipes' dfridr): (estimate, error estimate)."""
-    a = [[0.0] * levels for _ in range(levels)]
-    a[0][0] = (phi(h) - phi(-h)) / (2 * h)
-    best, err = a[0][0], math.inf
-    for i in range(1, levels):
-        h /= shrink
-        a[0][i] = (phi(h) - phi(-h)) / (2 * h)
-        fac = shrink * shrink
-        for j in range(1, i + 1):
-            a[j][i] = (a[j - 1][i] * fac - a[j - 1][i - 1]) / (fac - 1)
-            fac *= shrink * shrink
-            e = max(abs(a[j][i] - a[j - 1][i]), abs(a[j][i] - a[j - 1][i - 1]))
-            if e <= err:
-                best, err = a[j][i], e
-        if abs(a[i][i] - a[i - 1][i - 1]) >= 2 * err:
-            break
-    return best, err
+'''
+    + standalone_source("dfridr")
+    + '''
 
 
 def derivative():
@@ -178,7 +167,9 @@ def derivative():
             ts = [torch.zeros_like(y) if t is None else t for t, y in zip(ts, ys)]
     return math.fsum(float((w * t).sum()) for w, t in zip(W, ts))
 
-''' + verdict_tail("torch", "torch.__version__", "[float(y.detach().abs().max()) for y in S(*X) if y.numel()]")
+'''
+    + verdict_tail("torch", "torch.__version__", "[float(y.detach().abs().max()) for y in S(*X) if y.numel()]")
+)
 MODE_TEXT = {
     "reverse": "torch.autograd.grad, against differences of the op",
     "forward": "torch.autograd.forward_ad, against differences of the op",

@@ -117,7 +117,7 @@ def write_finding(directory: Path, finding: dict[str, Any], opts: Any, version: 
     source = rec.get("call_source", "")
     if opts.library in ("torch", "jax") and "def f(" in source and not source.startswith("#"):
         render = importlib.import_module(f"advalidate.sweep.repro_{opts.library}").render
-        (directory / "repro.py").write_text(render(finding, version))
+        (directory / "repro.py").write_text(render(finding, version), encoding="utf-8")
         return
     (directory / "NO_REPRO.txt").write_text(
         f"No repro.py: the call of {finding['op']} has no source in {opts.library}'s public API "

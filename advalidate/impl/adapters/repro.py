@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ...differences import standalone_source
 from ...lang.program import Program, evaluate
 from ...lang.specials import SPECIALS
 from ...lang.types import Type
@@ -436,7 +437,13 @@ def expected_gradient(prog: Program, x: Any, dy: Any) -> Any:
     return unflatten(x, [float(ops.jvp(loss(k), r, ops.const(1.0), R, R)) for k, r in enumerate(reals)])
 
 
-DRIVER_DIFFERENCES = '''
+#: The differences of the scripts: `advalidate.differences`' own functions (those of both drivers),
+#: embedded as source since the script does not import advalidate (issue #41 item 2), then the loss
+#: and its gradient by central differences.
+DRIVER_DIFFERENCES = (
+    "\n\n"
+    + standalone_source("scaled_step", "central", "one_sided", "extrapolate")
+    + '''
 
 def loss_np(xs):
     """<f(x), dy> with the library's own primal, as a float."""
@@ -452,16 +459,17 @@ def shifted(xs, k, i, h):
 
 
 def central_differences(xs, step=1e-6):
+    """The gradient of the loss by central differences, one coordinate at a time."""
     out = []
     for k, v in enumerate(xs):
         a = np.array(v, dtype=np.float64)
         g = np.zeros_like(a)
         for i in np.ndindex(a.shape):
-            h = step * max(1.0, abs(float(a[i])))
-            g[i] = (loss_np(shifted(xs, k, i, h)) - loss_np(shifted(xs, k, i, -h))) / (2 * h)
+            g[i] = central(lambda t: loss_np(shifted(xs, k, i, t)), scaled_step(float(a[i]), step))
         out.append(g)
     return out
 '''
+)
 
 DRIVER_COMMON = (
     DRIVER_DIFFERENCES
@@ -522,26 +530,24 @@ def pieces_around(xs, dy, t=1e-7, rounds=3):
     found = []
     for d in dirs:
         g1, g2 = at(x + t * scale * d), at(x + 2 * t * scale * d)
-        g = 2 * g1 - g2
+        g = extrapolate(g1, g2, 2)
         if not any(np.allclose(g, p, rtol=1e-5, atol=1e-7) for p in found):
             found.append(g)
     return found
 
 
-def one_sided(xs, steps=(1e-6, 5e-7)):
-    """The one-sided derivatives of the loss on each side of each coordinate, at two steps each:
-    finite and (nearly) equal where the primal has a finite slope on that side."""
+def one_sided_slopes(xs, steps=(1e-6, 5e-7)):
+    """The one-sided derivatives of the loss on each side of each coordinate, at two steps each
+    ([right at each step], then [left at each step]): finite and (nearly) equal where the primal
+    has a finite slope on that side."""
     base = loss_np(xs)
     out = []
     for k, v in enumerate(xs):
         a = np.array(v, dtype=np.float64)
         for i in np.ndindex(a.shape):
-            for side in (1.0, -1.0):
-                ds = []
-                for step in steps:
-                    h = step * max(1.0, abs(float(a[i])))
-                    ds.append(side * (loss_np(shifted(xs, k, i, side * h)) - base) / h)
-                out.append(ds)
+            phi = lambda t: loss_np(shifted(xs, k, i, t))
+            sides = [one_sided(phi, scaled_step(float(a[i]), s), base) for s in steps]
+            out += [[r for r, _ in sides], [lf for _, lf in sides]]
     return out
 
 
@@ -567,7 +573,7 @@ if __name__ == "__main__":
     bad = False
     g = flat(rev)
     if "at a kink" in KIND and not np.all(np.isfinite(g)):
-        sides = one_sided(X)
+        sides = one_sided_slopes(X)
         print("one-sided derivatives of f along each coordinate (steps h, h/2):", sides)
         finite = all(np.all(np.isfinite(d)) and abs(d[0] - d[1]) <= 1e-4 * max(1.0, abs(d[1])) for d in sides)
         print("reverse gradient is not finite where every one-sided derivative of f is:", finite)
