@@ -173,3 +173,30 @@ def test_every_array_construct_has_its_own_label() -> None:
         assert not (cs & others), (text, cs)
     keys = {F.finding_key("e", F.culprit_constructs(adv.parse(t).module), "wrong gradient") for t in ARRAY_LABELS}
     assert len(keys) == len(ARRAY_LABELS)
+
+
+def test_the_fuzz_clip_is_the_oracles_clip_and_replay_never_prints_half_a_number() -> None:
+    """Issue #42 point 18: one `clip` (cut at a word), used by replay's messages too."""
+    from advalidate.fuzz.replay import printable
+    from advalidate.oracles import verdict
+
+    assert F.clip is verdict.clip
+    text = "expected 1.60970257897025 and 1.03357813980725 and 2.71828182845904"
+    numbers = set(re.findall(r"\d[\d.]*", text))
+    for limit in range(12, len(text)):
+        out = printable(text, limit)
+        assert len(out) <= limit and set(re.findall(r"\d[\d.]*", out)) <= numbers, out
+    assert printable("a\x1b[2Jb") == "a\\x1b[2Jb"  # still escaped
+
+
+def test_a_finding_without_labels_says_expected_once() -> None:
+    """Issue #42 point 18: "expected, expected:" when a finding names no label."""
+    from advalidate.fuzz.progress import finding_lines
+
+    f = {"dir": "f001-e-sin", "signature": "e: sin: wrong gradient", "occurrences": 1, "status": "shrunk"}
+    f |= {"nodes_before": 9, "nodes_after": 3, "detail": "d", "expected": "1.0", "actual": "2.0"}
+    f |= {"expected_label": "expected", "input": "0.5", "program": "p", "command": "c"}
+    lines = finding_lines(f)
+    assert "    expected: 1.0" in lines and "    actual: 2.0" in lines
+    labelled = finding_lines(f | {"expected_label": "gradient by fd"})
+    assert "    expected, gradient by fd: 1.0" in labelled

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..lang import ast as A
 from ..lang.specials import SPECIALS
+from ..oracles.verdict import clip
 from .layout import FINDING_JSON
 
 
@@ -493,20 +494,6 @@ def verdict_labels(verdict: dict[str, Any]) -> tuple[str, str]:
 def _cross_expected(detail: str, what: str) -> str:
     m = re.search(r"expected = (.+?)'s (value|gradient)", detail)
     return f"{what} by {m.group(1)}" if m else f"{what} by the other engines"
-
-
-def clip(text: Any, limit: int) -> str:
-    """`text` on at most `limit` characters, cut at a word boundary and marked with "…" when cut,
-    so a number is never shown half."""
-    s = " ".join(str(text if text is not None else "").split())
-    if len(s) <= limit:
-        return s
-    cut = s[: max(1, limit - 1)]
-    if s[len(cut)] != " ":  # the cut falls inside a word (or a number): end at the word before
-        space = cut.rfind(" ")
-        if space > 0:
-            cut = cut[:space]
-    return cut.rstrip(" ,;:(=") + "…"
 
 
 def reason_class(detail: str, engine: str = "") -> str:

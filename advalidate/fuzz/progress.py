@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .findings import clip
+from ..oracles.verdict import clip
 
 #: Longest detail shown on one line.
 DETAIL_WIDTH = 100
@@ -236,7 +236,9 @@ def finding_lines(f: dict[str, Any]) -> list[str]:
     ]
     for what in ("expected", "actual"):
         if f.get(what) is not None:
-            lines.append(f"    {what}, {f.get(what + '_label') or what}: {clip(f[what], DETAIL_WIDTH)}")
+            label = f.get(what + "_label")
+            said = f"{what}, {label}" if label and label != what else what  # never "expected, expected"
+            lines.append(f"    {said}: {clip(f[what], DETAIL_WIDTH)}")
     lines += [
         f"    input: {clip(f.get('input') or '', DETAIL_WIDTH)}",
         "    program:",

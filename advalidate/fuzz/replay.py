@@ -43,8 +43,11 @@ class ReplayResult:
 
 
 def printable(text: object, limit: int = 200) -> str:
-    """Text from a received file, safe to print (`lang.errors.printable`), cut to `limit`."""
-    return escaped(text, limit)
+    """Text from a received file, safe to print (`lang.errors.printable`), cut to `limit` at a word
+    (`oracles.verdict.clip`: never half a number; imported here, as it brings numpy)."""
+    from ..oracles.verdict import clip
+
+    return clip(escaped(text), limit)
 
 
 def read_finding_json(d: Path) -> dict[str, Any]:
@@ -103,7 +106,7 @@ def choose_engine(info: dict[str, Any], d: Path, given: Any = None) -> Any:
         if not is_builtin(spec):
             if valid_spec(spec):
                 path = info.get("pythonpath")
-                path = path if isinstance(path, str) and path and printable(path) == path else None
+                path = path if isinstance(path, str) and path and escaped(path, 200) == path else None
                 how = f"if you trust it, name it yourself: {reproduce_command(d, spec, path)}"
             else:
                 how = f"its engine {printable(spec)!r} is not a module:attr name; give one with --engine"
