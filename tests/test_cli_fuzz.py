@@ -20,8 +20,8 @@ import pytest
 
 import advalidate
 from advalidate.cli import main
-from advalidate.fuzz.scheduler import exit_reason
 from advalidate.fuzz.cli import machine_memory_mb, max_workers
+from advalidate.fuzz.scheduler import exit_reason
 
 ROOT = Path(advalidate.__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -155,6 +155,38 @@ def test_worker_counts_are_capped_with_a_message_naming_the_cap(option, capsys, 
     (line,) = no_traceback(capsys.readouterr().err)
     assert f"{n} worker processes is more than this machine can run; at most {max_workers()}" in line
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [["--oracle", "nosuch"], ["--workers", "2", "--scheduler", "local:2"], ["--workers", str(max_workers() + 1)]],
+)
+def test_every_option_is_checked_before_any_campaign_config_exists(bad, capsys, tmp_path, monkeypatch):
+    """Issue #41 item 3: the configuration was built (loading the engines named, to read their
+    timeouts) before the options were checked; now no config is made from a bad command line."""
+    from advalidate.fuzz import campaign
+
+    def no_config(*_a: object, **_k: object) -> None:
+        raise AssertionError("a CampaignConfig was made from bad options")
+
+    monkeypatch.setattr(campaign, "CampaignConfig", no_config)
+    monkeypatch.setattr("advalidate.impl.registry.program_timeout", no_config)
+    assert main(["fuzz", "--engine", "tape", *bad, "--out", str(tmp_path / "o")]) == 2
+    no_traceback(capsys.readouterr().err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_checked_options_make_the_whole_config_memory_limit_included(tmp_path):
+    from advalidate.cli import build_parser
+    from advalidate.fuzz.cli import campaign_config, fuzz_options
+
+    args = build_parser().parse_args(["fuzz", "--engine", "tape", "--symbolic-every", "3", "--out", str(tmp_path)])
+    cfg = campaign_config(fuzz_options(args))
+    assert cfg.memory_limit is None and cfg.sample["symbolic"] == 3 and cfg.timeout == 30.0
+    if sys.platform.startswith("linux"):
+        args = build_parser().parse_args(["fuzz", "--memory-limit", "512", "--timeout", "7", "--out", str(tmp_path)])
+        cfg = campaign_config(fuzz_options(args))
+        assert cfg.memory_limit == 512 and cfg.timeout == 7.0 and cfg.sample is None
 
 
 def test_a_refused_scheduler_connection_is_reported_at_once(capsys, tmp_path):
