@@ -5,8 +5,10 @@ from advalidate.fuzz import CampaignConfig, run_campaign, replay
 from advalidate.fuzz.shrink import shrink
 status, summary = run_campaign(CampaignConfig(seconds=60, engines=["mypkg.ad:engine"]))
 ```
-`campaign` orchestrates worker processes (`pool`, `worker`); `shrink` is the typed reducer;
-`findings` writes finding directories; `progress` and `report` present; `replay` re-runs a finding.
+`campaign` composes the `scheduler` (worker processes: `pool`, `worker`, `dask_pool`), the
+`book` of findings and the campaign `state` (state.json, --resume, the summary); `findings` says
+what a failure is (its kind, its key); `shrink` is the typed reducer; `progress` and `report`
+present; `replay` re-runs a finding.
 
 The campaign's names are imported at first use, so `advalidate fuzz --help` loads no engine;
 `replay` is imported here because the function shares its submodule's name (it is light).

@@ -1,4 +1,9 @@
-"""Finding directories (docs/cli.md), written atomically, and what a finding is.
+"""What a failure is (its kind of mismatch, the construct at fault, the key of its finding) and the
+files of a finding directory (docs/cli.md), written atomically.
+
+These are plain functions of verdicts, programs and paths: the worker and the shrinker use them
+too (a shrinking step must fail "the same way", `same_failure`). The campaign's findings
+themselves (`Finding`, candidates, settling, merging, writing each directory) are `book.py`'s.
 
 One finding is one bug: the failures of one engine that share the construct at fault in the
 shrunk program and the kind of mismatch (`finding_key`, which says why), whichever oracles saw

@@ -28,6 +28,11 @@ Derivative operators (seed 001) are shrunk inside (their function, point and (co
 positions like any other), replaced by a subterm of their type (the point of a `grad` or `vjp`,
 `0.0`), and dropped while their function stays: `jvp f x dx` becomes `f x`, and `grad f x` /
 `vjp f x dy` becomes `f x` where the types agree: one level of nesting less.
+
+Over 800 lines on purpose: the passes on the program and those on the input's type (which rewrite
+the program's parameter and body together) share the scope, substitution and position helpers
+both ways, so a split would be an import cycle; the array passes, which need none of that, are
+`shrink_arrays.py`.
 """
 
 from __future__ import annotations
