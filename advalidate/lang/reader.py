@@ -53,12 +53,12 @@ def read_user_file(path: str | os.PathLike[str], what: str = "file", limit: int 
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > limit:
-                raise _too_large(shown, what, limit, f"{size} bytes")
+                raise _too_large(shown, what, limit, f"{size} bytes, more than")
             data = fh.read(limit + 1)
     except OSError as exc:
         raise UserFileError(f"{shown}: cannot read {what}: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise _too_large(shown, what, limit, "more")
+        raise _too_large(shown, what, limit, "more than")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -79,6 +79,7 @@ def read_user_json(path: str | os.PathLike[str], what: str = "file", limit: int 
 
 
 def _too_large(shown: str, what: str, limit: int, size: str) -> UserFileError:
+    """`size` says how much the file holds, ending in "than": a device's size is unknown."""
     return UserFileError(
-        f"{shown}: {what} too large: {size}, more than the limit of {limit} bytes (raise it with {MAX_INPUT_ENV})"
+        f"{shown}: {what} too large: {size} the limit of {limit} bytes (raise it with {MAX_INPUT_ENV})"
     )
