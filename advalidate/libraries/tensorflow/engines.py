@@ -188,7 +188,14 @@ class TensorflowEngine(ForwardMode, TensorEngine):
         return lowerings.TensorflowLoweringNamespace(self.branches)
 
     def repro_info(self) -> ReproInfo:
-        helpers = [namespace._t, namespace._nd, lowerings._ids, lowerings._touched, lowerings._zero_untouched]
+        helpers = [
+            namespace._t,
+            namespace._nd,
+            namespace._select,
+            lowerings._ids,
+            lowerings._touched,
+            lowerings._zero_untouched,
+        ]
         if self.function is None:
             f, what = "f", "tf.GradientTape, eager"
         else:

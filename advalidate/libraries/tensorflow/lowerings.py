@@ -33,7 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from ...impl.adapters.lowering import Lowering, Table, check_table
-from .namespace import TensorflowNamespace, _nd
+from .namespace import TensorflowNamespace, _nd, _select
 from .specials import TENSORFLOW as SPECIAL_ROWS
 
 
@@ -54,7 +54,7 @@ def _touched(shape: tuple, idxs: tuple) -> np.ndarray:
 
 def _zero_untouched(out: Any, shape: tuple, idxs: tuple) -> Any:
     """`out` with the positions no target reaches set to 0 (the construct's value there)."""
-    return tf.where(tf.constant(_touched(shape, idxs)), out, tf.zeros(shape, dtype=tf.float64))
+    return _select(_touched(shape, idxs), out, tf.zeros(shape, dtype=tf.float64))
 
 
 class TensorflowLoweringNamespace(TensorflowNamespace):

@@ -41,9 +41,24 @@ def _t(x: Any) -> Any:
 
 def _nd(idxs: tuple) -> Any:
     """The index arrays (ints or int64 arrays, broadcast together) as `gather_nd` indices: one
-    int64 tensor of shape (*broadcast shape, len(idxs))."""
+    int64 tensor of shape (*broadcast shape, len(idxs)). `tf.gather_nd` / `tf.tensor_scatter_nd_*`
+    take at most 7 index axes on CPU (TF 2.21: "Only indices.shape[-1] values between 1 and 7 are
+    currently supported"): a limit of the primal, not an AD bug, so more are declined
+    (NotImplementedError: the oracles' "declines")."""
+    if len(idxs) > 7:
+        raise NotImplementedError("tf.gather_nd and tf.tensor_scatter_nd_* take at most 7 index axes")
     arrays = np.broadcast_arrays(*[np.asarray(i, dtype=np.int64) for i in idxs])
     return tf.constant(np.stack(arrays, axis=-1), dtype=tf.int64)
+
+
+def _select(c: np.ndarray, a: Any, b: Any) -> Any:
+    """`tf.where(c, a, b)` for three operands of one shape; past 8 dimensions (TF's `SelectV2` refuses
+    them: "Broadcast ... is not supported yet") on the flattened operands, reshaped back."""
+    c = np.asarray(c, dtype=bool)
+    if c.ndim <= 8:
+        return tf.where(tf.constant(c), _t(a), _t(b))
+    flat = tf.where(tf.constant(c.ravel()), tf.reshape(_t(a), [-1]), tf.reshape(_t(b), [-1]))
+    return tf.reshape(flat, c.shape)
 
 
 class TensorflowNamespace:
@@ -85,7 +100,7 @@ class TensorflowNamespace:
         return tf.gather(tf.reshape(a, (-1,) + tuple(a.shape[m:])), tf.constant(pos, dtype=tf.int64), axis=0)
 
     def where(self, c: np.ndarray, a: Any, b: Any) -> Any:
-        return tf.where(tf.constant(np.asarray(c, dtype=bool)), _t(a), _t(b))
+        return _select(c, a, b)
 
     def _segments(self, shape: Sequence[int], idxs: tuple) -> tuple[Any, int]:
         """The targets as ids of the flattened indexed axes, and how many there are."""
