@@ -19,35 +19,38 @@ class BeyondLanguage(Declined):
 
 
 def map_children(e: C.CExpr, fn: Callable[[C.CExpr], C.CExpr]) -> C.CExpr:
-    """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing)."""
-    cls = type(e)
-    names = _field_names(cls)
-    values = []
-    changed = False
-    for name in names:
-        v = getattr(e, name)
-        if isinstance(v, C.CExpr):
-            v, changed = fn(v), True
-        elif type(v) is list and v and isinstance(v[0], C.CExpr):
-            v, changed = [fn(a) for a in v], True
-        values.append(v)
-    if not changed:
-        return e
-    out = object.__new__(cls)  # `dataclasses.replace` without its per-call field inspection
-    for name, v in zip(names, values, strict=True):
-        object.__setattr__(out, name, v)
-    return out
+    """`e` with each direct sub-expression replaced by `fn` of it (nodes that bind nothing): the
+    fields in declaration order, a field holding an expression or a non-empty list of them;
+    `e` itself when no field does."""
+    mapper = _MAPPERS.get(type(e))
+    if mapper is None:
+        mapper = _MAPPERS[type(e)] = _mapper(type(e))
+    return mapper(e, fn)
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_MAPPERS: dict[type, Callable[[C.CExpr, Callable[[C.CExpr], C.CExpr]], C.CExpr]] = {}
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
-    """The fields of a core node class (the passes rewrite every node of every nested program)."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
+def _mapper(cls: type) -> Callable[[C.CExpr, Callable[[C.CExpr], C.CExpr]], C.CExpr]:
+    """`map_children` for the node class `cls`, its loop over the fields unrolled: the passes map
+    every node of every nested program (`dataclasses.replace`'s per-call field inspection, and
+    then a generic loop over the fields, cost more than the rest of a simplification)."""
+    names = [f.name for f in fields(cls)]
+    lines = ["def mapper(e, fn):", "    changed = False"]
+    for i, name in enumerate(names):
+        lines += [
+            f"    v{i} = e.{name}",
+            f"    if isinstance(v{i}, CExpr):",
+            f"        v{i}, changed = fn(v{i}), True",
+            f"    elif type(v{i}) is list and v{i} and isinstance(v{i}[0], CExpr):",
+            f"        v{i}, changed = [fn(a) for a in v{i}], True",
+        ]
+    lines += ["    if not changed:", "        return e", "    out = new(cls)"]
+    lines += [f"    out.{name} = v{i}" for i, name in enumerate(names)]
+    lines += ["    return out"]
+    scope = {"CExpr": C.CExpr, "cls": cls, "new": object.__new__}
+    exec("\n".join(lines), scope)  # noqa: S102 - code made from the class's own field names
+    return scope["mapper"]  # type: ignore[no-any-return]
 
 
 def rename(e: C.CExpr, names: dict[str, str], fresh: Callable[[str], str], who: str) -> C.CExpr:
@@ -56,15 +59,16 @@ def rename(e: C.CExpr, names: dict[str, str], fresh: Callable[[str], str], who: 
     m = dict(names)
 
     def go(e: C.CExpr) -> C.CExpr:  # noqa: C901 - one case per binding construct
+        # the three most frequent classes built directly, every field given (`replace` is slow)
         if isinstance(e, C.Var):
-            return replace(e, name=m.get(e.name, e.name))
+            return C.Var(m.get(e.name, e.name), ty=e.ty)
         if isinstance(e, C.Lam):
             m[e.param] = fresh(e.param)
-            return replace(e, param=m[e.param], body=go(e.body))
+            return C.Lam(m[e.param], go(e.body), ty=e.ty, steps=e.steps)
         if isinstance(e, C.Let):
             rhs = go(e.rhs)
             m[e.name] = fresh(e.name)
-            return replace(e, name=m[e.name], rhs=rhs, body=go(e.body))
+            return C.Let(m[e.name], rhs, go(e.body), ty=e.ty)
         if isinstance(e, C.LetRec):
             m[e.name], m[e.param] = fresh(e.name), fresh(e.param)
             return replace(e, name=m[e.name], param=m[e.param], fbody=go(e.fbody), body=go(e.body))
