@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..oracles.verdict import clip
 from .fit import BY_LABEL, GOOD_FIT, fit_growth
 
 ARRAY_STAGES = ("delta", "dualarrays", "bot", "compiled")
@@ -131,7 +132,7 @@ def measure_array_family(fam: Any, stages: list[str], settings: Any) -> ArrayFam
                 y, back = eng.vjp(prog, x)
                 dx = back(ones_like(y))
             except NotImplementedError as exc:
-                p.status = stop = f"{DECLINED}: {exc}"[:200]
+                p.status = stop = clip(f"{DECLINED}: {exc}", 200)
                 pts.append(p)
                 continue
             except BudgetError:
@@ -139,7 +140,7 @@ def measure_array_family(fam: Any, stages: list[str], settings: Any) -> ArrayFam
                 pts.append(p)
                 continue
             except (AdvError, RecursionError) as exc:
-                p.status = f"error: {type(exc).__name__}: {exc}"[:200]
+                p.status = clip(f"error: {type(exc).__name__}: {exc}", 200)
                 pts.append(p)
                 continue
             p.seconds = time.perf_counter() - t

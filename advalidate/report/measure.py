@@ -26,6 +26,7 @@ from ..impl.engine import value_size
 from ..lang.errors import AdvError, BudgetError
 from ..lang.program import Program
 from ..lang.values import flatten, unflatten
+from ..oracles.verdict import clip
 
 # The reverse-mode stages of seed 000, in the paper's order, and the ones §9-§12 make linear.
 STAGES = ("naive", "staged", "cayley", "sparse", "mutable", "tape", "parallel")
@@ -258,7 +259,7 @@ def measure_family(
                 pts.append(p)
                 continue
             except (AdvError, RecursionError) as exc:
-                p.status = f"error: {type(exc).__name__}: {exc}"[:200]
+                p.status = clip(f"error: {type(exc).__name__}: {exc}", 200)
                 pts.append(p)
                 continue
             s = back.stats
@@ -311,7 +312,7 @@ def _measure_peer(name: str, cases: list, sizes: list[Point], settings: Settings
         try:
             dx, p.seconds = _timed(run, settings.repeats)
         except AdvError as exc:
-            p.status = f"error: {type(exc).__name__}: {exc}"[:200]
+            p.status = clip(f"error: {type(exc).__name__}: {exc}", 200)
             pts.append(p)
             continue
         if n in reference:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..lang.program import Program, parse, run_reference
+from ..oracles.verdict import clip
 from .fit import RATIO_TOLERANCE
 
 NESTED_FAMILY = "hvp"  # the name `advalidate report --family` selects this section by
@@ -142,7 +143,7 @@ def confusion(engine: str) -> dict[str, Any]:
         y, back = make(engine).vjp(parse(CONFUSION), CONFUSION_AT)
         return {"value": float(y), "grad": float(back(1.0))}
     except (NotImplementedError, ArithmeticError, RuntimeError) as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"[:200]}
+        return {"error": clip(f"{type(exc).__name__}: {exc}", 200)}
 
 
 def measure_nested(

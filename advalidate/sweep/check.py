@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from advalidate.oracles.function import check_function
+from advalidate.oracles.verdict import clip
 from advalidate.sweep.records import ABS_FLOOR, MODES, OpRecord
 
 #: Modes -> (which first-order pass is differentiated, which check_function check judges it).
@@ -140,7 +141,7 @@ def _probe(rule: Any, subject: _Subject, rec: OpRecord, side: str) -> str:
             rule(ts[0] if len(ts) == 1 else tuple(ts), *xs)
     except Exception as exc:  # noqa: BLE001 - the library refusing a mode is an answer
         text = str(exc).strip().splitlines()
-        return f"{type(exc).__name__}: {text[0][:200] if text else ''}"
+        return f"{type(exc).__name__}: {clip(text[0], 200) if text else ''}"
     return ""
 
 
@@ -158,7 +159,9 @@ def check_record(
         subjects = _subjects(rec, seed)
     except Exception as exc:  # noqa: BLE001 - the op fails at its own inputs: no mode can be judged
         return [
-            ModeResult(rec.op, rec.sample, rec.variant, m, m in rec.modes, "error", f"the op raised {exc!r:.200}")
+            ModeResult(
+                rec.op, rec.sample, rec.variant, m, m in rec.modes, "error", f"the op raised {clip(repr(exc), 200)}"
+            )
             for m in modes
         ]
     results: dict[str, ModeResult] = {}
@@ -206,7 +209,7 @@ def _judge(
         )
     except Exception as exc:  # noqa: BLE001 - e.g. the first-order pass raises at x: nothing to judge
         for res in judged.values():
-            res.status, res.detail = "error", f"{type(exc).__name__}: {str(exc)[:200]}"
+            res.status, res.detail = "error", f"{type(exc).__name__}: {clip(exc, 200)}"
         return
     for check, mode in checks.items():
         v, res = fr.verdict(check), judged[mode]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from advalidate.oracles.verdict import clip
 from advalidate.sweep.records import MODES
 
 
@@ -69,6 +70,12 @@ def check_op(name: str, cfg: SweepConfig, send: Any) -> int:
     return n
 
 
+def task_error(name: str, exc: BaseException) -> tuple[str, dict[str, str]]:
+    """The message of an op whose check raised: the exception on one line, cut at a word boundary
+    (`clip`), so a number in it is shown whole or not at all."""
+    return ("task-error", {"op": name, "error": f"{type(exc).__name__}: {clip(exc, 300)}"})
+
+
 def sweep_worker_main(conn: Any, cfg: SweepConfig) -> None:
     """Entry point of a sweep worker process (spawn-safe)."""
     from advalidate.fuzz.worker import detach_from_signals
@@ -102,4 +109,4 @@ def sweep_worker_main(conn: Any, cfg: SweepConfig) -> None:
             n = check_op(name, cfg, lambda payload: conn.send(("partial", payload)))
             conn.send(("done", {"op": name, "records": n, "cpu_seconds": round(time.process_time() - cpu, 3)}))
         except Exception as exc:  # noqa: BLE001 - one op's failure is an incident, not the sweep's end
-            conn.send(("task-error", {"op": name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
+            conn.send(task_error(name, exc))
