@@ -554,39 +554,7 @@ class Book:
                 self._repro_memo[key] = f"# advalidate could not write a reproducer: {type(exc).__name__}: {exc}\n"
         return self._repro_memo[key]
 
-    # ---- as the summary lists them -----------------------------------------------------------
-
-    def summary_of(self, f: Finding) -> dict[str, Any]:
-        """A finding as `summary.json` lists it (its counts are those of its finding.json)."""
-        v = f.final_verdict or f.verdict
-        labels = verdict_labels(v)
-        return {
-            "dir": f.name,
-            "number": f.number,
-            "engine": f.engine,
-            "oracle": f.oracle,
-            "oracles": f.oracles,
-            "oracle_counts": {o: f.oracle_counts[o] for o in f.oracles},
-            "status": f.status,
-            "settled": f.settled,
-            "kind": f.kind,
-            "culprit": culprit_name(f.culprit) if f.culprit is not None else None,
-            "signature": f.signature,
-            "failure_class": f.signature,
-            "mismatch": mismatch(v),
-            "detail": v.get("detail"),
-            "expected": v.get("expected"),
-            "expected_label": labels[0],
-            "actual": v.get("actual"),
-            "actual_label": labels[1],
-            "seed": f.seed,
-            "nodes_before": f.nodes_before,
-            "nodes_after": f.nodes_after,
-            "occurrences": f.occurrences,
-            "program": f.program,
-            "input": f.input,
-            "command": self.command(f),
-        }
+    # ---- as the summary and the report list them --------------------------------------------
 
     def ordered(self) -> list[Finding]:
         return sorted(self.findings, key=finding_order)

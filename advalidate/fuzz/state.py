@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
 from ..lang.reader import read_user_json
 from ..oracles.verdict import STATUSES
-from .book import Finding, finding_order
+from .book import Book, Finding, finding_order
 from .errors import CampaignError
-from .findings import FINDING_JSON, reason_class, write_dir
+from .findings import FINDING_JSON, culprit_name, mismatch, reason_class, verdict_labels, write_dir
 from .mix import describe as describe_mix
 from .mix import generate_kwargs
 from .outdir import OutDirError, plain_name
@@ -442,7 +442,7 @@ def summary(c: Campaign) -> dict[str, Any]:
         "coverage": dict(sorted(t.coverage.items(), key=lambda kv: (-kv[1], kv[0]))),
         "lowering_coverage": t.lowering_coverage(),
         "inconclusive_reasons": t.reason_table(),
-        "findings": [book.summary_of(f) for f in book.ordered()],
+        "findings": [finding_summary(book, f) for f in book.ordered()],
         "findings_settled": sum(1 for f in book.findings if f.settled),
         "candidates_unsettled": sum(1 for f in book.findings if not f.settled),
         "unexamined_failures": [
@@ -452,6 +452,39 @@ def summary(c: Campaign) -> dict[str, Any]:
         "unclassified_failures": dict(book.unclassified),
         "incidents": [{k: v for k, v in i.items() if k != "traceback"} for i in c.incidents],
         "exit_status": exit_status(c),
+    }
+
+
+def finding_summary(book: Book, f: Finding) -> dict[str, Any]:
+    """A finding as `summary.json` lists it (its counts are those of its finding.json)."""
+    v = f.final_verdict or f.verdict
+    labels = verdict_labels(v)
+    return {
+        "dir": f.name,
+        "number": f.number,
+        "engine": f.engine,
+        "oracle": f.oracle,
+        "oracles": f.oracles,
+        "oracle_counts": {o: f.oracle_counts[o] for o in f.oracles},
+        "status": f.status,
+        "settled": f.settled,
+        "kind": f.kind,
+        "culprit": culprit_name(f.culprit) if f.culprit is not None else None,
+        "signature": f.signature,
+        "failure_class": f.signature,
+        "mismatch": mismatch(v),
+        "detail": v.get("detail"),
+        "expected": v.get("expected"),
+        "expected_label": labels[0],
+        "actual": v.get("actual"),
+        "actual_label": labels[1],
+        "seed": f.seed,
+        "nodes_before": f.nodes_before,
+        "nodes_after": f.nodes_after,
+        "occurrences": f.occurrences,
+        "program": f.program,
+        "input": f.input,
+        "command": book.command(f),
     }
 
 
