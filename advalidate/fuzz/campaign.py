@@ -157,12 +157,22 @@ class Campaign:
         self._programs_at_start = 0
         self.lock = OutLock(self.out, "fuzz")  # held from `prepare` to the end of `run`
 
-    # The parts' records under the names the campaign always had.
-    findings = property(lambda self: self.book.findings)
-    waiting = property(lambda self: self.book.waiting)
-    incidents = property(lambda self: self.incident_log.records)
-    pool = property(lambda self: self.scheduler.pool)
-    versions = property(lambda self: self.book.versions)
+    # The parts' records under the names the campaign always had (`testing.fuzz_engine`, benchmarks).
+    @property
+    def findings(self) -> list[Finding]:
+        return self.book.findings
+
+    @property
+    def waiting(self) -> list[dict[str, Any]]:
+        return self.book.waiting
+
+    @property
+    def incidents(self) -> list[dict[str, Any]]:
+        return self.incident_log.records
+
+    @property
+    def pool(self) -> Pool | DaskPool | None:
+        return self.scheduler.pool
 
     @property
     def stop_reason(self) -> str | None:
