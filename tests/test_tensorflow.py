@@ -24,6 +24,7 @@ tf = pytest.importorskip("tensorflow")
 from advalidate.libraries.base import OPTIONAL, Library  # noqa: E402
 from advalidate.libraries.tensorflow import lowerings  # noqa: E402
 from advalidate.oracles.consistency import reproducer  # noqa: E402
+from advalidate.oracles.context import Context  # noqa: E402
 
 pytestmark = pytest.mark.peers
 
@@ -146,3 +147,14 @@ def test_gather_nd_past_its_index_axes_limit_is_declined_not_a_crash(engines: di
         eng.vjp(prog, 0.5)
     res = check(prog, 0.0, engines=[engines["tensorflow"]], oracles=["consistency"], seed=2899627254649052372)
     assert res.verdicts[0].status != "fail", res.report("all")
+
+
+def test_a_language_repro_runs_alone_through_a_scatter_under_xla(engines: dict[str, Any], tmp_path: Path) -> None:
+    # The script holds every helper the namespace's source calls (ravel_targets was missing: the
+    # scatter example's repro.py raised NameError under tf.function and exited 1 with no bug).
+    prog, x = example(ROOT / "examples" / "arrays" / "scatter.adv")
+    script = tmp_path / "repro.py"
+    script.write_text(engines["tensorflow-xla"].repro(prog, x, Context(prog, x, 0).dy))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "library gradient matches the expected one: True" in run.stdout

@@ -39,7 +39,7 @@ import tensorflow as tf
 from ...impl.adapters.common import LibraryOps
 from ...impl.adapters.leaves import real_leaves, replace_leaves
 from ...impl.adapters.specials import install_ops
-from ...impl.adapters.tensor import Branches, ForwardMode, TensorEngine, branching_ops
+from ...impl.adapters.tensor import Branches, ForwardMode, TensorEngine, branching_ops, ravel_targets
 from ..base import ReproInfo
 from . import lowerings, namespace
 from .namespace import TensorflowNamespace, _t
@@ -192,6 +192,7 @@ class TensorflowEngine(ForwardMode, TensorEngine):
             namespace._t,
             namespace._nd,
             namespace._select,
+            ravel_targets,
             lowerings._ids,
             lowerings._touched,
             lowerings._zero_untouched,
