@@ -41,7 +41,39 @@ def _atom(e: C.CExpr) -> bool:
 def unique_names(e: C.CExpr) -> set[str] | None:
     """Every name of `e`, or None when one is bound twice or bound inside while also free (then
     substituting and floating could capture)."""
-    bound, used = C.binders_and_uses(e)
+    bound, used, _ = _names(e)
+    return _unique(bound, used)
+
+
+def _names(e: C.CExpr) -> tuple[list[str], set[str], set[str]]:
+    """What `C.binders_and_uses` finds (every name bound, in walk order and as often as it is
+    bound, and every variable read) and the variables read other than as the argument of `fst` /
+    `snd`: one walk for both, since `simplify` needs both of every operator's transformed code."""
+    bound: list[str] = []
+    used: set[str] = set()
+    whole: set[str] = set()
+    binds, children = C._BINDS, C._SUBEXPRS  # noqa: SLF001 - `binders_and_uses`'s tables
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is C.Var:
+            used.add(x.name)
+            whole.add(x.name)
+            continue
+        if (t is C.Fst or t is C.Snd) and type(x.arg) is C.Var:
+            used.add(x.arg.name)
+            continue
+        names = binds.get(t)
+        if names is not None:
+            bound += names(x)
+        sub = children.get(t)
+        if sub is not None:
+            stack.extend(sub(x))
+    return bound, used, whole
+
+
+def _unique(bound: list[str], used: set[str]) -> set[str] | None:
     names = set(bound)
     free = used - names
     if len(names) != len(bound) or names & free:
@@ -109,22 +141,6 @@ class _Simplifier:
         for h in reversed(hoisted):
             out = C.Let(h.name, h.rhs, out, ty=e.ty)
         return out
-
-
-def _used_whole(e: C.CExpr) -> set[str]:
-    """The variables that occur other than as the argument of `fst` / `snd`."""
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        t = type(x)
-        if t is C.Var:
-            out.add(x.name)
-        elif (t is C.Fst or t is C.Snd) and type(x.arg) is C.Var:
-            continue
-        else:
-            stack.extend(C.subexprs(x))
-    return out
 
 
 def _drop_unused_pairs(e: C.CExpr) -> C.CExpr:
@@ -221,10 +237,11 @@ def simplify(e: C.CExpr) -> C.CExpr:
     names are not unique)."""
 
     def run() -> C.CExpr:
-        taken = unique_names(e)
+        bound, used, whole = _names(e)
+        taken = _unique(bound, used)
         if taken is None:
             return e
-        simp = _Simplifier(_used_whole(e), taken)
+        simp = _Simplifier(whole, taken)
         out = simp.expr(e)
         return _drop_unused_pairs(out) if simp.kept_pairs else out
 
