@@ -45,6 +45,7 @@ from .worker import SAMPLED_ORACLES, WorkerConfig, engine_label, load_engine_spe
 if TYPE_CHECKING:
     from .dask_pool import DaskPool
 
+#: With the names that lived here before the split (`Finding`, `exit_reason`, `oracle_tolerance`, `HANG`).
 __all__ = [
     "HANG",
     "Campaign",
