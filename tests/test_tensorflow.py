@@ -137,16 +137,33 @@ GATHER_8_AXES = (
 )
 
 
-def test_gather_nd_past_its_index_axes_limit_is_declined_not_a_crash(engines: dict[str, Any]) -> None:
-    # tf.gather_nd takes at most 7 index axes on CPU ("currently supported"): a limit of the
-    # primal, not an AD bug. A campaign (seed 2899627254649052372) reported the InvalidArgumentError
-    # as a crash of the library; the row now declines, which the consistency oracle does not fail.
-    prog = adv.parse(GATHER_8_AXES)
+@pytest.mark.parametrize(
+    ("source", "x", "seed", "why"),
+    [
+        (GATHER_8_AXES, 0.5, 2899627254649052372, "at most 7 index axes"),
+        (
+            "\\(x1 : R) -> build1 1 (\\i2 -> gather [1] (replicate 1 (replicate 0 x1)) (\\[p3] -> [i2]))",
+            1.0,
+            7,
+            "zero-size",
+        ),
+    ],
+    ids=["8 index axes", "zero-size params"],
+)
+def test_gather_nd_limits_of_the_primal_are_declined_not_crashes(
+    engines: dict[str, Any], source: str, x: float, seed: int, why: str
+) -> None:
+    # TF's *_nd ops refuse in-range indices past 7 index axes ("currently supported") and into a
+    # zero-size array ("params is empty"): limits of the primal, not AD bugs. Campaigns (--engine
+    # tensorflow, seed 7) reported both InvalidArgumentErrors as crashes of the library; the rows
+    # now decline, which the consistency oracle does not fail.
+    prog = adv.parse(source)
     eng = engines["tensorflow"].lowered(0, pin="tf.gather_nd")
-    with pytest.raises(NotImplementedError, match="at most 7 index axes"):
-        eng.vjp(prog, 0.5)
-    res = check(prog, 0.0, engines=[engines["tensorflow"]], oracles=["consistency"], seed=2899627254649052372)
-    assert res.verdicts[0].status != "fail", res.report("all")
+    with pytest.raises(NotImplementedError, match=why):
+        eng.vjp(prog, x)
+    for s in (seed, 0, 1, 2):
+        res = check(prog, x, engines=[engines["tensorflow"]], oracles=["consistency"], seed=s)
+        assert res.verdicts[0].status != "fail", res.report("all")
 
 
 def test_a_language_repro_runs_alone_through_a_scatter_under_xla(engines: dict[str, Any], tmp_path: Path) -> None:

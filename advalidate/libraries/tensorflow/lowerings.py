@@ -7,6 +7,8 @@ Own semantics of the calls (TensorFlow 2.21 documentation):
   clamp or drop instead. Behaviour that differs by device is not one semantics to hold TF to, so
   every row gets in-range indices only (`oob="mask"`: the runtime masks the rest to the language's
   0); a program reading out of range is judged through the masking, never through TF's raise.
+  The `*_nd` calls also refuse some in-range indices (past 7 index axes, into a zero-size array):
+  declined there (`namespace._nd`).
 - `tf.gather_nd`, `tf.gather` (axis 0), a one-hot contraction (`tf.one_hot` then `tf.tensordot`):
   reads; repeated reads add their cotangents.
 - `tf.tensor_scatter_nd_add`, `tf.scatter_nd`, `tf.math.unsorted_segment_sum`, `tf.math.segment_sum`
@@ -71,7 +73,7 @@ class TensorflowLoweringNamespace(TensorflowNamespace):
 
     # ---- gather ----
     def lw_gather_nd(self, a: Any, idxs: tuple) -> Any:
-        return tf.gather_nd(a, _nd(idxs))
+        return tf.gather_nd(a, _nd(idxs, a.shape))
 
     def lw_gather(self, a: Any, idxs: tuple) -> Any:
         return tf.gather(a, tf.constant(idxs[0], dtype=tf.int64), axis=0)
@@ -89,13 +91,13 @@ class TensorflowLoweringNamespace(TensorflowNamespace):
 
     # ---- scatter-add ----
     def lw_scatter_nd_add(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        return tf.tensor_scatter_nd_add(tf.zeros(shape, dtype=tf.float64), _nd(idxs), v)
+        return tf.tensor_scatter_nd_add(tf.zeros(shape, dtype=tf.float64), _nd(idxs, shape), v)
 
     def lw_scatter_nd(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        return tf.scatter_nd(_nd(idxs), v, tf.constant(shape, dtype=tf.int64))
+        return tf.scatter_nd(_nd(idxs, shape), v, tf.constant(shape, dtype=tf.int64))
 
     def lw_scatter_nd_update(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        return tf.tensor_scatter_nd_update(tf.zeros(shape, dtype=tf.float64), _nd(idxs), v)
+        return tf.tensor_scatter_nd_update(tf.zeros(shape, dtype=tf.float64), _nd(idxs, shape), v)
 
     def lw_unsorted_segment_sum(self, shape: tuple, idxs: tuple, v: Any) -> Any:
         p = int(np.prod(shape[: len(idxs)]))
@@ -129,14 +131,14 @@ class TensorflowLoweringNamespace(TensorflowNamespace):
 
     # ---- scatter-max ----
     def lw_scatter_nd_max(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        out = tf.tensor_scatter_nd_max(tf.fill(shape, tf.constant(-np.inf, dtype=tf.float64)), _nd(idxs), v)
+        out = tf.tensor_scatter_nd_max(tf.fill(shape, tf.constant(-np.inf, dtype=tf.float64)), _nd(idxs, shape), v)
         return _zero_untouched(out, shape, idxs)
 
     def lw_scatter_nd_max_zeros(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        return tf.tensor_scatter_nd_max(tf.zeros(shape, dtype=tf.float64), _nd(idxs), v)
+        return tf.tensor_scatter_nd_max(tf.zeros(shape, dtype=tf.float64), _nd(idxs, shape), v)
 
     def lw_scatter_nd_min_neg(self, shape: tuple, idxs: tuple, v: Any) -> Any:
-        out = -tf.tensor_scatter_nd_min(tf.fill(shape, tf.constant(np.inf, dtype=tf.float64)), _nd(idxs), -v)
+        out = -tf.tensor_scatter_nd_min(tf.fill(shape, tf.constant(np.inf, dtype=tf.float64)), _nd(idxs, shape), -v)
         return _zero_untouched(out, shape, idxs)
 
     def lw_unsorted_segment_max(self, shape: tuple, idxs: tuple, v: Any) -> Any:

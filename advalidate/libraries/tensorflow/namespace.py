@@ -39,14 +39,18 @@ def _t(x: Any) -> Any:
     return tf.constant(np.asarray(x, dtype=np.float64), dtype=tf.float64)
 
 
-def _nd(idxs: tuple) -> Any:
-    """The index arrays (ints or int64 arrays, broadcast together) as `gather_nd` indices: one
-    int64 tensor of shape (*broadcast shape, len(idxs)). `tf.gather_nd` / `tf.tensor_scatter_nd_*`
-    take at most 7 index axes on CPU (TF 2.21: "Only indices.shape[-1] values between 1 and 7 are
-    currently supported"): a limit of the primal, not an AD bug, so more are declined
-    (NotImplementedError: the oracles' "declines")."""
+def _nd(idxs: tuple, shape: Sequence[int]) -> Any:
+    """The index arrays (ints or int64 arrays, broadcast together) into an array of `shape` as
+    `gather_nd` indices: one int64 tensor of shape (*broadcast shape, len(idxs)). Declined
+    (NotImplementedError: the oracles' "declines") where TF 2.21's `tf.gather_nd` /
+    `tf.scatter_nd` / `tf.tensor_scatter_nd_*` refuse in-range indices, limits of the primal and
+    not AD bugs: more than 7 index axes ("Only indices.shape[-1] values between 1 and 7 are
+    currently supported"), and an array of zero size with indices into it ("Requested more than 0
+    entries, but params is empty", also for updates)."""
     if len(idxs) > 7:
         raise NotImplementedError("tf.gather_nd and tf.tensor_scatter_nd_* take at most 7 index axes")
+    if 0 in tuple(shape) and all(np.size(i) for i in idxs):
+        raise NotImplementedError("tf.gather_nd and tf.tensor_scatter_nd_* refuse indices into a zero-size array")
     arrays = np.broadcast_arrays(*[np.asarray(i, dtype=np.int64) for i in idxs])
     return tf.constant(np.stack(arrays, axis=-1), dtype=tf.int64)
 
