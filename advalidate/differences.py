@@ -25,7 +25,8 @@ its name says otherwise:
   (Numerical Recipes' Ridders with its early stop: the repro scripts');
 - noise: `noise_level` (Moré and Wild's ECnoise), `amplification`;
 - float64: `directional` (central, right and left derivatives with error estimates, the noise of φ,
-  and whether the point looks like a kink or a jump);
+  and whether the point looks like a kink or a jump; with `settle=True` its steps start where φ's
+  differences have settled, `settled_start`: the function's own scale of variation, not the input's);
 - high precision: `mp_central`, `mp_derivative` (mpmath at given digits; the error estimate can
   include the rounding error seen between two precisions), `mp_one_sided` (the two slopes at a kink).
 """
@@ -56,6 +57,8 @@ NOISE_STEP = 2.0**-20
 NOISE_K = 4.0
 #: A staircase is sought at the smallest step whose noise bound is below this fraction of |D|.
 JUMP_NOISE = 1e-3
+#: `settled_start` keeps at least this many of the N_STEPS steps.
+SETTLED_ROWS = 10
 
 
 # -- steps and quotients (standalone: `standalone_source` emits them) ------------------------------
@@ -211,13 +214,13 @@ def ridders(d: Sequence[float], order: int, noise: Sequence[float], max_order: i
     return best, best_err
 
 
-def noise_level(phi: Callable[[float], tuple[float, float]], p0: float) -> float:
+def noise_level(phi: Callable[[float], tuple[float, float]], p0: float, step: float = NOISE_STEP) -> float:
     """The rounding noise of φ near t = 0 (Moré and Wild's ECnoise, simplified): φ at
-    `NOISE_POINTS` + 1 points `NOISE_STEP` apart; the k-th differences of a smooth function are
+    `NOISE_POINTS` + 1 points `step` apart; the k-th differences of a smooth function are
     negligible at that spacing, so their mean square, scaled by (k!)² / (2k)!, estimates the
     variance of the noise. The median of the estimates for k = 3 ... 6 (0 when φ is not finite there)."""
     half = NOISE_POINTS // 2
-    vals = np.array([phi(k * NOISE_STEP)[0] if k else p0 for k in range(-half, half + 1)])
+    vals = np.array([phi(k * step)[0] if k else p0 for k in range(-half, half + 1)])
     if not np.all(np.isfinite(vals)):
         return 0.0
     est, d = [], (vals - p0) / max(float(np.max(np.abs(vals - p0))), 1e-300)  # scaled: no overflow
@@ -254,7 +257,28 @@ class FiniteDifference:
         return math.isfinite(self.central) and not self.kink
 
 
-def directional(phi: Callable[[float], tuple[float, float]], *, k: float, kink_rtol: float) -> FiniteDifference | str:
+def settled_start(d: Sequence[float], bound: Sequence[float], keep: int = SETTLED_ROWS) -> int:
+    """The first step from which the difference quotients `d` (at halving steps) have settled: every
+    later change |d_j - d_(j+1)| is at most the change at the start or within its noise bound
+    (`bound`, per quotient). Where φ varies on a scale far below the largest steps (a Gaussian of
+    width 50 at x = 5e5, a daily cycle at 1.7e9 seconds), the large steps see flat tails or many
+    periods, whose quotients agree by accident (a central difference of 0 with an error of 0);
+    from the start returned the steps follow φ's own scale of variation. 0 when no change exceeds
+    the first one (a smooth φ keeps every step); at most len(d) - keep."""
+    delta = [abs(a - b) for a, b in zip(d, d[1:])]
+    floor = [bound[j] + bound[j + 1] for j in range(len(delta))]
+    last = max(0, len(d) - keep)
+    for i in range(last + 1):
+        if not math.isfinite(delta[i]):
+            continue
+        if all(not math.isfinite(delta[j]) or delta[j] <= max(delta[i], floor[j]) for j in range(i + 1, len(delta))):
+            return min(i + 1, last) if i else 0  # d_i itself is the last quotient before the rise
+    return last
+
+
+def directional(
+    phi: Callable[[float], tuple[float, float]], *, k: float, kink_rtol: float, settle: bool = False
+) -> FiniteDifference | str:
     """Finite differences of `phi(t) -> (value, Σ|terms|)` at t = 0 in float64, or why there are none.
 
     Central (error in h², h⁴, ...) and forward and backward one-sided differences (h, h², ...) at
@@ -263,18 +287,30 @@ def directional(phi: Callable[[float], tuple[float, float]], *, k: float, kink_r
     is not finite are left out (a domain boundary inside the larger steps only costs those steps).
     `kink` is set where the one-sided and central derivatives disagree by more than `k` times their
     error estimates plus `kink_rtol` relative (a kink or a singularity within the steps), or where
-    the plain central differences at small steps do not tend to the extrapolated one (a jump)."""
+    the plain central differences at small steps do not tend to the extrapolated one (a jump).
+    `settle`: the steps before `settled_start` of the central quotients are left out, and the noise
+    of φ is measured again at a spacing relative to the first step kept (φ's own scale)."""
     p0, s0 = phi(0.0)
     if not math.isfinite(p0):
         return "f is not finite at the example arguments"
     noise = noise_level(phi, p0)
-    sigma = NOISE_K * noise
     hs = halving(H0, N_STEPS)
     plus = [phi(h) for h in hs]
     minus = [phi(-h) for h in hs]
+    quots = [quotients(p0, p, m, h) for h, (p, _), (m, _) in zip(hs, plus, minus, strict=True)]
+    start = 0
+    if settle:
+        floor = [
+            k * max(ROUNDING * EPS * (sp + sm) / 2, NOISE_K * noise) / h
+            for h, (_, sp), (_, sm) in zip(hs, plus, minus, strict=True)
+        ]
+        start = settled_start([q[0] for q in quots], floor)
+        if start:
+            noise = noise_level(phi, p0, NOISE_STEP * hs[start] / H0)
+            hs, plus, minus, quots = hs[start:], plus[start:], minus[start:], quots[start:]
+    sigma = NOISE_K * noise
     central_, right, left, n_c, n_r, n_l = [], [], [], [], [], []
-    for h, (p, sp), (m, sm) in zip(hs, plus, minus, strict=True):
-        c, r, lf = quotients(p0, p, m, h)
+    for h, (_, sp), (_, sm), (c, r, lf) in zip(hs, plus, minus, quots, strict=True):
         central_.append(c)
         right.append(r)
         left.append(lf)

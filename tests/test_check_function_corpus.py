@@ -290,9 +290,6 @@ CASES = [
 NOT_YET = {
     "kink-slope-torch-wrong",
     "kink-slope-jax-wrong",
-    "offset-5e5-torch-wrong",
-    "offset-5e5-jax-wrong",
-    "offset-1.7e9-torch-right",
     "redrawn-randomness-torch-wrong",
     "in-place-saved-torch-wrong",
     "second-order-torch-wrong",

@@ -38,11 +38,14 @@ def test_nondiff_outputs_argument_excludes_an_output_the_rule_ignores():
 
 def test_staircase_is_a_kink_not_a_failure():
     res = adv.check_function(lambda x: torch.round(x, decimals=3), np.array([0.3, 1.7, -0.2]), framework="torch")
-    # Along a random direction the differences see a staircase (never a fail); element by element
-    # each stair is a piece of slope 0, which is torch's gradient: those directions pass.
+    # The large steps see a smooth ramp; the differences start where they have settled (issue #40
+    # item 5), on the stair itself, whose slope 0 is torch's gradient: never a fail, and no
+    # judgement by the large steps (a rule giving the ramp's slope 1 does not pass).
     assert {v.status for v in res.verdicts} <= {"pass", "inconclusive"}, res.report()
-    assert res.verdict("dot").status == "inconclusive" and "staircase" in res.verdict("dot").detail
-    assert res.status("fd") == "pass" or "passed in" in res.verdict("fd").detail
+    ramp = adv.check_function(
+        lambda x: np.round(x, 3), np.array([0.3, 1.7, -0.2]), framework="numpy", vjp=lambda g, x: g, checks=["fd"]
+    )
+    assert ramp.status("fd") != "pass", ramp.report()
 
 
 def test_a_wrong_slope_on_a_smooth_function_still_fails_after_the_jump_test():

@@ -386,3 +386,21 @@ def test_directional_error_estimate_covers_the_truth(a, b, c):
     assert not isinstance(fd, str)
     if not fd.kink:
         assert abs(fd.central - true) <= K * fd.central_err + 1e-13 * (abs(b) + abs(c) + 1)
+
+
+def test_settled_start_skips_the_flat_tails_of_a_narrow_bump_far_from_zero():
+    # a Gaussian of width 50 at 5e5 along a direction scaled by |x|: the large steps see its flat
+    # tails, whose central differences are 0 with an error estimate of 0 (issue #40 item 5)
+    x0, v = 5e5 + 20.0, 5e5
+
+    def phi(t):
+        y = math.exp(-((x0 + t * v - 5e5) ** 2) / (2 * 50.0**2))
+        return y, y
+
+    exact = -20.0 / 50.0**2 * math.exp(-(20.0**2) / (2 * 50.0**2)) * v
+    assert D.directional(phi, k=K, kink_rtol=KINK_RTOL).kink  # every step from |x|: no judgement
+    fd = D.directional(phi, k=K, kink_rtol=KINK_RTOL, settle=True)
+    assert not fd.kink and abs(fd.central - exact) <= 1e-8 * abs(exact), fd
+    quotients = [1.0, 1.0, 5.0, 3.0, 2.5, 2.4, 2.39]
+    assert D.settled_start(quotients, [0.0] * 7, keep=2) == 2
+    assert D.settled_start([1.0] * 7, [0.0] * 7, keep=2) == 0
