@@ -49,6 +49,7 @@ from ...lang import core as C
 from ...lang import specials
 from ...lang.compile import DERIV_STEPS
 from ...lang.deep import run_deep
+from ...lang.gc_pause import paused_gc
 from ...lang.program import Program
 from ...lang.types import UNIT, Array, Arrow, List, Pair, Real, Sum, Type, Z, contains_real, is_first_order, prune
 from ..seed000.forward import ForwardRules
@@ -505,8 +506,12 @@ WHO = "derivative-operator elimination (seed 001)"
 
 def eliminate(core: C.CExpr, who: str = WHO) -> C.CExpr:
     """`core` with every derivative operator replaced by its forward / naive reverse transformation
-    (innermost first); `who` names the stage in the reason of a `Declined`."""
-    return run_deep(Eliminator(who).program, core)
+    (innermost first); `who` names the stage in the reason of a `Declined`. The cycle collector
+    is paused meanwhile (`lang.gc_pause`): the pass builds code several times its input's size and
+    no cyclic garbage but the eliminator itself, and the collections that walked it took 8% of
+    the generator's time (issue #42 point 2)."""
+    with paused_gc():
+        return run_deep(Eliminator(who).program, core)
 
 
 def specialise(core: C.CExpr) -> C.CExpr:
@@ -534,7 +539,8 @@ def eliminated_size(prog: Program, limit: int) -> int:
     out = _CACHE.get(prog)
     if out is None:
         try:
-            out = _CACHE[prog] = run_deep(Eliminator(WHO, limit).program, prog.core)
+            with paused_gc():  # as `eliminate` does
+                out = _CACHE[prog] = run_deep(Eliminator(WHO, limit).program, prog.core)
         except OverLimit as exc:
             return exc.nodes
         except Declined as exc:
