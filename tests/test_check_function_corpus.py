@@ -288,8 +288,6 @@ CASES = [
 ]
 #: Cases check_function does not judge yet (strict xfail: each one fixed is removed from here).
 NOT_YET = {
-    "kink-slope-torch-wrong",
-    "kink-slope-jax-wrong",
     "redrawn-randomness-torch-wrong",
     "in-place-saved-torch-wrong",
     "second-order-torch-wrong",

@@ -355,6 +355,10 @@ ORACLE_LITERALS = {
     ("function.py", 1e-08): 1,  # TINY
     ("function.py", 1e-06): 1,  # reverse against the gradient, relative
     ("function.py", 1e-05): 1,  # GIVE_UP
+    ("function_kink.py", 1e-07): 1,  # BESIDE: the point beside a kink, relative
+    ("function_kink.py", 1e-06): 1,  # BESIDE_REL: the rule beside a kink against one-sided differences
+    ("function_kink.py", 0.0001): 1,  # UNRESOLVED: a ray whose differences are less accurate is not verified
+    ("function_kink.py", 1e-08): 1,  # TINY_SHARE: a derivative counted as zero
     ("kinks.py", 1e-09): 2,  # the hull's atol and the residual's slack
     ("kinks.py", 1e-07): 1,  # eps
     ("kinks.py", 1e-06): 1,  # the hull's rtol

@@ -113,6 +113,7 @@ from typing import Any
 import numpy as np
 
 from ..differences import EPS, FiniteDifference, directional
+from .function_kink import check_beside, rays
 from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
 from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
@@ -697,6 +698,7 @@ class _Checker:
         self.d = driver
         self.args = driver.args
         self.rng = np.random.default_rng(seed)
+        self.seed = seed
         self.n_dirs = directions
         self.x = self.args.x0
         with driver.watch.call("f (at the example arguments)"):
@@ -708,13 +710,18 @@ class _Checker:
         self.positions_cache: dict[int, Any] = {}
 
     # measurements ----------------------------------------------------------------------------
-    def phi(self, u: np.ndarray, v: np.ndarray) -> Callable[[float], tuple[float, float]]:
+    def phi(
+        self, u: np.ndarray, v: np.ndarray, base: np.ndarray | None = None
+    ) -> Callable[[float], tuple[float, float]]:
+        """φ(t) = ⟨u, f(base + t v)⟩ (base x by default) and Σ|terms|, nan where f fails."""
+        x = self.x if base is None else base
+
         def phi(t: float) -> tuple[float, float]:
             try:  # f's own warnings far from x (overflow, invalid values) are no concern here
                 with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     with self.d.watch.call("f"):
-                        y = self.d.value(self.x + t * v)
+                        y = self.d.value(x + t * v)
             except Exception:
                 return math.nan, math.nan
             if y.shape != u.shape:
@@ -869,6 +876,19 @@ class _Checker:
             )
         if smooth.all():
             return _Outcome(PASS, f"judged per input element: every element agrees ({kink})", rel_err=0.0)
+        beside = check_beside(
+            self.x,
+            rays(self.args.n, ~smooth & ~self.fixed, self.scale, self.seed),
+            lambda p: self.element_derivatives(p, di.u, side),
+            lambda base, d: directional_fd(self.phi(di.u, d, base)),
+            name,
+            K,
+        )
+        if beside.wrong:
+            return _Outcome(FAIL, f"at the kink ({', '.join(at)}): {beside.wrong}", positions=at)
+        checked = f"{beside.verified} ray(s) beside it agree with one-sided differences of f" + (
+            f", {beside.unverified} unresolved" if beside.unverified else ""
+        )
         verdict = judge_at_kink(
             lambda p: self.element_derivatives(np.asarray(p, dtype=np.float64), di.u, side),
             list(self.x),
@@ -885,7 +905,7 @@ class _Checker:
             return _Outcome(
                 PASS,
                 f"judged per input element: the smooth elements agree, and at the kink ({', '.join(at)}) "
-                f"{name} gives an active piece's derivative",
+                f"{name} gives an active piece's derivative ({checked})",
                 rel_err=0.0,
             )
         return _Outcome(INCONCLUSIVE, f"{kink}; at the kink: {verdict.message}")
