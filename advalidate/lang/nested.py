@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from . import specials
+from . import primitives, specials
 from .arrays import element_list
 from .errors import MemoryBudgetError
 from .limits import MAX_REALS_ENV, max_reals
@@ -150,6 +150,7 @@ class TaggedOps:
     def __init__(self, base: Any) -> None:
         self.base = base
         self.depth = 0  # operators running around the current evaluation (`nesting.MAX_DERIV_DEPTH`)
+        self.deriv_lib = _TaggedLib(self)  # the partials' arithmetic (primitives.py), in this namespace
 
     def __getattr__(self, name: str) -> Any:  # bookkeeping (ops, path, min_margin, dps, ...) is the base's
         return getattr(self.base, name)
@@ -247,33 +248,6 @@ class TaggedOps:
         y = f(a.p)
         return Dual(a.tag, y, self.mul(a.d, df(a.p, y)))
 
-    def sin(self, a: Any) -> Any:
-        return self._chain(a, self.sin, lambda p, y: self.cos(p), "sin")
-
-    def cos(self, a: Any) -> Any:
-        return self._chain(a, self.cos, lambda p, y: self.neg(self.sin(p)), "cos")
-
-    def tan(self, a: Any) -> Any:
-        return self._chain(a, self.tan, lambda p, y: self.add(self.const(1.0), self.mul(y, y)), "tan")
-
-    def exp(self, a: Any) -> Any:
-        return self._chain(a, self.exp, lambda p, y: y, "exp")
-
-    def log(self, a: Any) -> Any:
-        return self._chain(a, self.log, lambda p, y: self.div(self.const(1.0), p), "log")
-
-    def sqrt(self, a: Any) -> Any:
-        return self._chain(a, self.sqrt, lambda p, y: self.div(self.const(0.5), y), "sqrt")
-
-    def tanh(self, a: Any) -> Any:
-        return self._chain(a, self.tanh, lambda p, y: self.sub(self.const(1.0), self.mul(y, y)), "tanh")
-
-    def atan(self, a: Any) -> Any:
-        def datan(p: Any, y: Any) -> Any:
-            return self.div(self.const(1.0), self.add(self.const(1.0), self.mul(p, p)))
-
-        return self._chain(a, self.atan, datan, "atan")
-
     def _special(self, name: str, *args: Any) -> Any:
         """A special function (specials.py): the primal at the top tag, the tangent Σ da_k · ∂_k."""
         t = _top(*args)
@@ -282,13 +256,13 @@ class TaggedOps:
         if any(_is_rev(a, t) for a in args):
             ps = [_primal(a, t) for a in args]
             y = getattr(self, name)(*ps)
-            gs = specials.partials(name, ps, y, _TaggedLib(self))
+            gs = specials.partials(name, ps, y, self.deriv_lib)
             return _record(t, y, tuple(zip(args, gs, strict=True)))
         splits = [_split(a, t) for a in args]
         ps = [p for p, _ in splits]
         y = getattr(self, name)(*ps)
         d = None
-        for (_, da), g in zip(splits, specials.partials(name, ps, y, _TaggedLib(self)), strict=True):
+        for (_, da), g in zip(splits, specials.partials(name, ps, y, self.deriv_lib), strict=True):
             if da is not None:
                 d = self._sum(d, self.mul(da, g))
         return Dual(t, y, d)
@@ -387,6 +361,19 @@ def _special_method(name: str) -> Callable[..., Any]:
     return method
 
 
+def _elementary_method(name: str) -> Callable[..., Any]:
+    partial = primitives.ELEMENTARY[name].partial
+    assert partial is not None
+
+    def method(self: TaggedOps, a: Any) -> Any:
+        return self._chain(a, getattr(self, name), lambda p, y: partial(p, y, self.deriv_lib), name)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in primitives.ELEMENTARY:
+    setattr(TaggedOps, _name, _elementary_method(_name))
 for _name in specials.SPECIALS:
     setattr(TaggedOps, _name, _special_method(_name))
 

@@ -161,7 +161,8 @@ def _pole_f(fn: Callable[[float], float]) -> Callable[[float], float]:
 
 @dataclass(frozen=True)
 class Special:
-    """One special function: see the module docstring."""
+    """One primitive function of the language: a special function (see the module docstring) or an
+    elementary one (`primitives.ELEMENTARY`, whose rows also carry their partial derivative)."""
 
     name: str
     arity: int
@@ -175,6 +176,17 @@ class Special:
     #: then a piece of its own, whose gradient no point beside it shows (`x * cos (sign x)` at 0 has
     #: the derivative of x * cos 0 there, every point beside it cos 1 or cos -1).
     own_value_at_kink: bool = False
+    #: The `xp` namespace function doing it element-wise (numpy's name where numpy has one).
+    xp: str = ""
+    #: ∂f(x) from x, y = f(x) and a `Lib`, for a unary elementary function (the special functions'
+    #: partials are `partials` below).
+    partial: Callable[[Any, Any, Lib], Any] | None = None
+    #: sympy's function of that name (the symbolic oracle's rule), for an elementary function.
+    sympy: str = ""
+
+    @property
+    def xp_name(self) -> str:
+        return self.xp or self.name
 
 
 _TABLE = (
@@ -197,11 +209,14 @@ _TABLE = (
     Special("abs", 1, abs, abs, np.abs, _none, "", _at_zero),
     Special("sign", 1, mpmath.sign, _sign_f, np.sign, _none, "", _at_zero, own_value_at_kink=True),
     Special("floor", 1, mpmath.floor, lambda x: float(math.floor(x)), np.floor, _none, "", _at_integer),
-    Special("pow", 2, _pow_mp, _pow_f, np.power, _pow_outside, "off its domain (x < 0: y an integer; x = 0: y >= 1)"),
-    Special("atan2", 2, mpmath.atan2, math.atan2, np.arctan2, _origin, "at (0, 0)", _cut),
+    Special(
+        "pow", 2, _pow_mp, _pow_f, np.power, _pow_outside, "off its domain (x < 0: y an integer; x = 0: y >= 1)",
+        xp="power",
+    ),
+    Special("atan2", 2, mpmath.atan2, math.atan2, np.arctan2, _origin, "at (0, 0)", _cut, xp="arctan2"),
     Special("hypot", 2, mpmath.hypot, math.hypot, np.hypot, _origin, "at (0, 0)"),
-    Special("min", 2, _min, _min, np.minimum, _none, "", _tie),
-    Special("max", 2, _max, _max, np.maximum, _none, "", _tie),
+    Special("min", 2, _min, _min, np.minimum, _none, "", _tie, xp="minimum"),
+    Special("max", 2, _max, _max, np.maximum, _none, "", _tie, xp="maximum"),
 )  # fmt: skip
 SPECIALS: dict[str, Special] = {s.name: s for s in _TABLE}
 UNARY: tuple[str, ...] = tuple(s.name for s in _TABLE if s.arity == 1)
@@ -229,7 +244,8 @@ class Lib(Protocol):
     def div(self, a: Any, b: Any) -> Any: ...
     def neg(self, a: Any) -> Any: ...
     def call(self, name: str, *args: Any) -> Any:
-        """The language's built-in `name` (`exp log sqrt atan` or a special function) applied."""
+        """The language's built-in `name` applied (one of `primitives.CALLED`: `sin cos exp log sqrt
+        atan` or a special function)."""
 
     def const(self, r: float, like: Any) -> Any:
         """The constant r, of the shape of `like`."""

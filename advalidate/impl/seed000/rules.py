@@ -3,16 +3,17 @@
 One table serves every stage: forward mode multiplies tangents by these partials, the reverse
 stages multiply cotangents by them inside backpropagators (seed 000 Fig. 6, `∂_i op(x)(z)`), and
 the tape stage evaluates them during the forward pass (§10.3, `∂_i op(x)(1)`).
-Derivative arithmetic uses the `d`-prefixed primitives (`dadd dsub dmul ddiv dneg dsin dcos`, and
-`d` + each built-in the special functions' partials call: `dexp dlog dsign ddigamma ...`) so that it
-is costed apart from the primal program's own operations. The special functions' partials come
-from their one table (`lang/specials.py`), written here in that arithmetic.
+Derivative arithmetic uses the `d`-prefixed primitives (`dadd dsub dmul ddiv dneg`, and `d` + each
+built-in the partials call, `primitives.CALLED`: `dcos dexp dsign ddigamma ...`) so that it is costed
+apart from the primal program's own operations. The partials of the elementary and special functions
+come from their one table (`lang/primitives.py`), written here in that arithmetic; the arithmetic
+operators' are here.
 """
 
 from __future__ import annotations
 
 from ...lang import core as C
-from ...lang import specials
+from ...lang import primitives
 
 ONE = "one"
 MINUS_ONE = "minus_one"
@@ -39,20 +40,7 @@ def partials(op: str, xs: list[C.CExpr], y: C.CExpr) -> list[Partial]:
         return [_d("ddiv", _c(1.0), xs[1]), _d("dneg", _d("ddiv", y, xs[1]))]
     if op == "neg":
         return [MINUS_ONE]
-    if op in specials.SPECIALS:
-        return specials.partials(op, xs, y, _DerivLib())
-    (x,) = xs
-    table = {
-        "sin": lambda: _d("dcos", x),
-        "cos": lambda: _d("dneg", _d("dsin", x)),
-        "tan": lambda: _d("dadd", _c(1.0), _d("dmul", y, y)),
-        "exp": lambda: y,
-        "log": lambda: _d("ddiv", _c(1.0), x),
-        "sqrt": lambda: _d("ddiv", _c(0.5), y),
-        "tanh": lambda: _d("dsub", _c(1.0), _d("dmul", y, y)),
-        "atan": lambda: _d("ddiv", _c(1.0), _d("dadd", _c(1.0), _d("dmul", x, x))),
-    }
-    return [table[op]()]
+    return primitives.partials(op, xs, y, _LIB)
 
 
 class _DerivLib:
@@ -78,6 +66,9 @@ class _DerivLib:
 
     def const(self, r: float, like: C.CExpr) -> C.CExpr:
         return _c(r)
+
+
+_LIB = _DerivLib()
 
 
 def scale(factor: C.CExpr, p: Partial) -> C.CExpr:

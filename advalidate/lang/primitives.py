@@ -1,0 +1,111 @@
+"""The real primitive functions of the language, one row each (issue #41: "one row per primitive").
+
+`ELEMENTARY` holds `sin cos tan exp log sqrt tanh atan` as rows of the same kind as the special
+functions' (`specials.Special`): the 50-digit mpmath value (`mp`), the float64 value (`fl`, and
+`vec` element-wise, numpy's function `xp_name` in an `xp` namespace), the domain (`outside`, a mask
+of the arguments where it is undefined, and `why`, the DomainError's words), and the partial
+derivative (`partial`: ∂f(x) from x, y = f(x) and the arithmetic namespace `specials.Lib` each AD
+stage supplies, as the special functions' `specials.partials` are written). `PRIMITIVES` is both
+tables; `partials` gives ∂op/∂x_k of any of them.
+
+Every list of these functions is derived from here: the surface built-ins and core op names
+(`ast`, `core`, `program`, `vectorise`), the reference domains (`numeric`, `arrays`, the `xp`
+namespace), the partial tables of seed 000 (`impl/seed000/rules.py`) and seed 004
+(`impl/seed004/rules.py`), the tagged numbers of the derivative operators (`nested.py`) and the
+symbolic oracle's sympy functions. Adding an elementary function is one row here, provided its
+partial calls only built-ins of the language (`CALLED`; seed 000's `d`-prefixed arithmetic has
+one primitive per name there, `impl/engine.py`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from . import specials
+from .specials import POLE_MARGIN, SPECIALS, Lib, Special, _none
+
+
+def _non_positive(x: Any) -> Any:
+    return x <= 0
+
+
+def _tan_pole(x: Any) -> Any:
+    """Within POLE_MARGIN of a pole of tan: |cos x| that small, cos at the argument's own precision."""
+    if isinstance(x, np.ndarray):
+        return np.abs(np.cos(x)) < POLE_MARGIN
+    cos = mpmath.cos if isinstance(x, mpmath.mpf) else math.cos
+    return abs(cos(x)) < POLE_MARGIN
+
+
+def _one(y: Any, lib: Lib) -> Any:
+    return lib.const(1.0, y)
+
+
+def _row(name: str, partial: Any, outside: Any = _none, why: str = "", xp: str = "") -> Special:
+    """An elementary function's row: its values are mpmath's, math's and numpy's functions."""
+    np_name = xp or name
+    return Special(
+        name, 1, getattr(mpmath, name), getattr(math, name), getattr(np, np_name), outside, why,
+        xp=xp, partial=partial, sympy=name,
+    )  # fmt: skip
+
+
+_NON_POSITIVE = "of a non-positive number"
+_TABLE = (
+    _row("sin", lambda x, y, lib: lib.call("cos", x)),
+    _row("cos", lambda x, y, lib: lib.neg(lib.call("sin", x))),
+    _row("tan", lambda x, y, lib: lib.add(_one(y, lib), lib.mul(y, y)), _tan_pole, "at a pole"),
+    _row("exp", lambda x, y, lib: y),
+    _row("log", lambda x, y, lib: lib.div(_one(y, lib), x), _non_positive, _NON_POSITIVE),
+    _row("sqrt", lambda x, y, lib: lib.div(lib.const(0.5, y), y), _non_positive, _NON_POSITIVE),
+    _row("tanh", lambda x, y, lib: lib.sub(_one(y, lib), lib.mul(y, y))),
+    _row("atan", lambda x, y, lib: lib.div(_one(y, lib), lib.add(_one(y, lib), lib.mul(x, x))), xp="arctan"),
+)  # fmt: skip
+ELEMENTARY: dict[str, Special] = {r.name: r for r in _TABLE}
+PRIMITIVES: dict[str, Special] = ELEMENTARY | SPECIALS
+#: The unary real functions, elementary then special (the order of the built-ins everywhere).
+UNARY: tuple[str, ...] = (*ELEMENTARY, *specials.UNARY)
+
+
+def partials(op: str, xs: list[Any], y: Any, lib: Lib) -> list[Any]:
+    """∂op/∂x_k for each argument of the primitive function `op`; `y` is op(xs)."""
+    row = PRIMITIVES[op]
+    if row.partial is not None:
+        return [row.partial(xs[0], y, lib)]
+    return specials.partials(op, xs, y, lib)
+
+
+class _Calls:
+    """A `Lib` that only notes which built-ins are called (to derive `CALLED`)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def add(self, a: Any, b: Any) -> None: ...
+    def sub(self, a: Any, b: Any) -> None: ...
+    def mul(self, a: Any, b: Any) -> None: ...
+    def div(self, a: Any, b: Any) -> None: ...
+    def neg(self, a: Any) -> None: ...
+    def const(self, r: float, like: Any) -> None: ...
+
+    def call(self, name: str, *args: Any) -> None:
+        self.names.add(name)
+
+
+def _called() -> frozenset[str]:
+    calls = _Calls()
+    for row in PRIMITIVES.values():
+        try:
+            partials(row.name, [None] * row.arity, None, calls)
+        except NotImplementedError:  # trigamma's derivative
+            pass
+    return frozenset(calls.names)
+
+
+#: The built-ins the partial derivatives call: each needs a `d`-prefixed primitive in seed 000's
+#: derivative arithmetic (`impl/engine.py`) and must itself be a primitive of the language.
+CALLED: frozenset[str] = _called()
