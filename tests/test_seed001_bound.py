@@ -130,4 +130,4 @@ def test_stopping_before_simplifying_decides_as_the_full_elimination(monkeypatch
             assert (early > limit) == (full > limit), (limit, early, full, prog.source)
             if early > limit:  # operators transformed but not simplified
                 decided += counts["transformed"] - before["transformed"] - counts["simplified"] + before["simplified"]
-    assert decided >= 40, decided
+    assert decided >= 150, decided  # 238 on these samples
