@@ -132,6 +132,8 @@ GIVE_UP = 1e-5
 TINY = 1e-8
 #: Jitter of x, u and v, in units of eps, to measure the rounding error of the derivatives.
 JITTER = 8.0
+#: Two runs of a rule at one point may differ by this many ulps of its largest element.
+REPEAT_ULPS = 64
 #: Failing checks name positions by one finite difference per input element, up to this many elements.
 POSITIONS_MAX = 16
 #: Seconds one call of the user's code (f, its reverse or forward pass) may take (`timeout=`).
@@ -185,6 +187,14 @@ def _is_float(a: Any) -> bool:
         return True
     a = _to_numpy(a)
     return isinstance(a, np.ndarray | np.generic) and a.dtype.kind == "f"
+
+
+def _is_integral(a: Any) -> bool:
+    """An integer or boolean output (Python or array of any framework)."""
+    if isinstance(a, bool | int | np.integer | np.bool_):
+        return True
+    kind = getattr(getattr(_to_numpy(a), "dtype", None), "kind", "")
+    return kind in ("i", "u", "b")
 
 
 def _precision(a: Any) -> str:
@@ -316,6 +326,9 @@ class _Outputs:
     def __init__(self, y: Any, nondiff: Sequence[int] = ()) -> None:
         leaves: list[Any] = []
         self.struct = _leaves(y, leaves)
+        #: Integer and boolean outputs (an argmax, a mask) are not differentiable, in every library.
+        self.integral = [_is_integral(leaf) for leaf in leaves]
+        nondiff = (*nondiff, *(j for j, i in enumerate(self.integral) if i))
         self.py_float = []
         self.shapes = []
         for j, leaf in enumerate(leaves):
@@ -388,6 +401,7 @@ class _Driver:
             self.forward_name = "the jvp= rule"
         self.out: _Outputs | None = None
         self.nondiff: tuple[int, ...] = ()  # output leaves the caller marks non-differentiable
+        self.nondeterministic = 0.0  # how far two runs of a rule at one point may differ (relative)
         self.watch = CallWatch(None)  # times each call of the user's code (`timeout=`)
 
     # framework specifics -------------------------------------------------------------------------
@@ -490,7 +504,11 @@ class _JaxDriver(_Driver):
     def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
         xs = [self.array(p) for p in self.args.split(flat)]
         _y, pullback = self.jax.vjp(self.g, *xs)
-        return self.args.gradient(pullback(self.out.unflat(u, self.array)))
+        leaves: list[Any] = []
+        _leaves(self.out.unflat(u, self.array), leaves)
+        float0 = self.jax.dtypes.float0  # an integer output's cotangent (JAX's convention)
+        leaves = [np.zeros(np.shape(c), float0) if i else c for c, i in zip(leaves, self.out.integral, strict=True)]
+        return self.args.gradient(pullback(_pack(self.out.struct, iter(leaves))))
 
     def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
         xs = tuple(self.array(p) for p in self.args.split(flat))
@@ -544,6 +562,9 @@ class _TorchDriver(_Driver):
         xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(flat)]
         leaves: list[Any] = []
         _leaves(self.g(*xs), leaves)
+        kept = [(f"input x{i}", x) for i, x in zip(self.args.diff, xs)]
+        kept += [(f"output {j}", y) for j, y in enumerate(leaves) if isinstance(y, torch.Tensor)]
+        before = [t.detach().clone() for _, t in kept]
         cot: list[Any] = []
         _leaves(self.out.unflat(u, self.array), cot)
         pairs = [
@@ -554,6 +575,12 @@ class _TorchDriver(_Driver):
         if not pairs:
             return np.zeros(self.args.n)
         grads = torch.autograd.grad([p[0] for p in pairs], xs, grad_outputs=[p[1] for p in pairs], allow_unused=True)
+        for (what, t), b in zip(kept, before, strict=True):  # as in training: the same tensors throughout
+            if not np.array_equal(_to_numpy(t), _to_numpy(b), equal_nan=True):
+                raise _BadGradient(
+                    f"the reverse pass changed {what} in place (a saved tensor overwritten: in training the "
+                    f"forward's tensors are the caller's, and a second backward or the next step sees the damage)"
+                )
         return self.args.gradient(list(grads))
 
     def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -666,7 +693,18 @@ class _Outcome:
     abs_err: float | None = None
     rel_err: float | None = None
     tolerance: str | None = None
+    rel_tol: float | None = None  # the tolerance relative to the expected value (rel_err is judged by it)
     positions: list[str] = field(default_factory=list)
+
+
+def _ill_conditioned(what: str, name: str, moved: float, size: float) -> str:
+    """Why a disagreement is not judged: the rule's own result moves that much between points a few
+    ulps apart, more than MAX_RTOL of the size of its terms (a tolerance that followed it would let
+    any rule that moves pass, issue #40 item 5)."""
+    return (
+        f"too ill-conditioned to judge: {what} from {name} moves by {moved / size:.2g} of the size of its "
+        f"terms when x, u and v move by a few ulps (at most {MAX_RTOL:g} is allowed for)"
+    )
 
 
 def _rel(err: float, ref: float) -> float:
@@ -767,6 +805,7 @@ class _Checker:
             di.fd = directional_fd(self.phi(u, v))
             try:
                 di.rev = self.rev_at(self.x, u)
+                di.rev_error = self.repeat(di.rev, lambda u=u: self.rev_at(self.x, u), self.d.reverse_name)
             except _BadGradient as exc:
                 di.rev_error = str(exc)
             except Exception as exc:
@@ -774,6 +813,7 @@ class _Checker:
             if want_forward:
                 try:
                     di.fwd = self.fwd_at(self.x, v)
+                    di.fwd_error = self.repeat(di.fwd, lambda v=v: self.fwd_at(self.x, v), self.d.forward_name)
                     if di.fwd.shape != u.shape:
                         di.fwd_error = f"forward mode returned {di.fwd.size} output tangents for {u.size} outputs"
                         di.fwd = None
@@ -783,6 +823,25 @@ class _Checker:
                     di.fwd_error = f"forward mode raised {type(exc).__name__}: {_first_line(exc)}"
             out.append(di)
         return out
+
+    def repeat(self, first: np.ndarray, again: Callable[[], np.ndarray], name: str | None) -> str:
+        """Why the rule is not deterministic ("" if it is): run again at the same point, its result
+        must be the same (a backward that draws new randomness, a dropout mask drawn again, agrees
+        with nothing; issue #40 item 6), to REPEAT_ULPS ulps of its largest element, or to the
+        relative `nondeterministic=` the caller declares (atomics in a parallel reduction)."""
+        second = again()
+        if second.shape != first.shape or np.array_equal(first, second, equal_nan=True):
+            return ""
+        with np.errstate(invalid="ignore"):
+            gap = float(np.nanmax(np.abs(first - second))) if first.size else 0.0
+            big = float(max(np.nanmax(np.abs(first)), np.nanmax(np.abs(second)))) if first.size else 0.0
+        allowed = max(self.d.nondeterministic, REPEAT_ULPS * EPS) * big
+        if gap <= allowed:
+            return ""
+        return (
+            f"{name} is not deterministic: two runs at the same point differ by {gap:.3g} "
+            f"({gap / big if big else math.inf:.2g} of its largest element; declare nondeterministic= to allow for it)"
+        )
 
     def jitter(self, side: str, di: _Direction, expected: float | None = None, tol: float = 0.0) -> float:
         """How much ⟨Jᵀu, v⟩ (side "rev") or ⟨u, J v⟩ ("fwd") moves when x, u and v move by a few
@@ -875,7 +934,7 @@ class _Checker:
                 positions=pos,
             )
         if smooth.all():
-            return _Outcome(PASS, f"judged per input element: every element agrees ({kink})", rel_err=0.0)
+            return _Outcome(PASS, f"judged per input element: every element agrees ({kink})")
         beside = check_beside(
             self.x,
             rays(self.args.n, ~smooth & ~self.fixed, self.scale, self.seed),
@@ -906,7 +965,6 @@ class _Checker:
                 PASS,
                 f"judged per input element: the smooth elements agree, and at the kink ({', '.join(at)}) "
                 f"{name} gives an active piece's derivative ({checked})",
-                rel_err=0.0,
             )
         return _Outcome(INCONCLUSIVE, f"{kink}; at the kink: {verdict.message}")
 
@@ -947,12 +1005,16 @@ class _Checker:
         diff = abs(actual - fd.central)
         tol = max(K * err, rtol * size)
         if diff > tol:
-            tol = max(tol, K * self.jitter(side, di, fd.central, tol))
+            moved = K * self.jitter(side, di, fd.central, tol)
+            tol = max(tol, min(moved, MAX_RTOL * size))  # the rule's own variation widens it so far only
+            if tol < diff <= moved:
+                return _Outcome(INCONCLUSIVE, _ill_conditioned(what, name, moved, size))
         kw = dict(
             expected=fd.central,
             actual=actual,
             abs_err=diff,
             rel_err=_rel(diff, abs(fd.central)),
+            rel_tol=_rel(tol, abs(fd.central)),
             tolerance=f"max({K:g} × FD error estimate {err:.2g}, {rtol:.2g} × size {size:.3g}, {K:g} × jitter) "
             f"= {tol:.2g}" + (f" ({noisy})" if noisy else ""),
         )
@@ -1006,12 +1068,16 @@ class _Checker:
             return _Outcome(INCONCLUSIVE, f"{noisy}: too noisy to judge derivatives")
         tol = rtol * size
         if not diff <= tol:
-            tol = max(tol, K * (self.jitter("rev", di) + self.jitter("fwd", di)))
+            moved = K * (self.jitter("rev", di) + self.jitter("fwd", di))
+            tol = max(tol, min(moved, MAX_RTOL * size))
+            if tol < diff <= moved:
+                return _Outcome(INCONCLUSIVE, _ill_conditioned("⟨Jᵀu, v⟩ - ⟨u, J v⟩", "the two modes", moved, size))
         kw = dict(
             expected=b,
             actual=a,
             abs_err=diff,
             rel_err=_rel(diff, abs(b)),
+            rel_tol=_rel(tol, abs(b)),
             tolerance=f"max({rtol:.2g} × size {size:.3g}, {K:g} × jitter) = {tol:.2g}"
             + (f" ({noisy})" if noisy else ""),
         )
@@ -1028,6 +1094,10 @@ def _at_kink(o: _Outcome, di: _Direction) -> bool:
     return o.status == INCONCLUSIVE and isinstance(di.fd, FiniteDifference) and bool(di.fd.kink)
 
 
+def _ratio(err: float, tol: float) -> float:
+    return err / tol if tol else (math.inf if err else 0.0)
+
+
 def _aggregate(label: str, check: str, outcomes: list[_Outcome], dirs: list[_Direction]) -> Verdict:
     """One verdict from the per-direction outcomes: any fail fails, all pass pass."""
     n = len(outcomes)
@@ -1038,12 +1108,14 @@ def _aggregate(label: str, check: str, outcomes: list[_Outcome], dirs: list[_Dir
             return Verdict(label, check, FAIL, f"direction {i + 1} of {n}{where}: {o.detail}", cotangent=di.u, **fields)
     statuses = {o.status for o in outcomes}
     if statuses == {PASS}:
-        worst = max(outcomes, key=lambda o: o.rel_err or 0.0)
+        judged = [o for o in outcomes if o.rel_err is not None and o.rel_tol is not None]
+        worst = max(judged, key=lambda o: _ratio(o.rel_err, o.rel_tol)) if judged else outcomes[0]
+        errs = f" (largest relative error {worst.rel_err:.2g}, its tolerance {worst.rel_tol:.2g})" if judged else ""
         return Verdict(
             label,
             check,
             PASS,
-            f"{worst.detail} in {n}/{n} directions (largest relative error {worst.rel_err:.2g})",
+            f"{worst.detail} in {n}/{n} directions{errs}",
             abs_err=worst.abs_err,
             rel_err=worst.rel_err,
             tolerance=worst.tolerance,
@@ -1133,6 +1205,7 @@ def check_function(
     per_output: bool = True,
     kink_rule: str = "hull",
     timeout: float | None = TIMEOUT,
+    nondeterministic: float = 0.0,
 ) -> FunctionCheckResult:
     """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check.
     `nondiff_outputs`: output positions (leaves, in order) left out on both sides; `per_output`:
@@ -1141,7 +1214,8 @@ def check_function(
     ("hull", the default: torch and JAX document subgradients such as abs'(0) = 0 and even
     shares at ties); `timeout`: seconds one call of f or of its reverse or forward pass may take
     before every check is inconclusive (f then runs on a worker thread: `interrupt.run_watched`;
-    None runs it on the caller's thread with no limit)."""
+    None runs it on the caller's thread with no limit); `nondeterministic`: how far (relative to
+    its largest element) two runs of a rule at the same point may differ (0: to a few ulps)."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
     if framework == "numpy" and vjp is None:
@@ -1156,6 +1230,8 @@ def check_function(
         _check_int("nondiff_outputs", j, 0, None)
     if timeout is not None and not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    if not (isinstance(nondeterministic, int | float) and 0 <= nondeterministic < math.inf):
+        raise ValueError(f"nondeterministic must be a non-negative relative tolerance, got {nondeterministic!r}")
     if kink_rule not in ("piece", "hull"):
         raise ValueError(f"unknown kink_rule {kink_rule!r}; one of piece, hull")
     label = framework + (" + vjp=" if vjp is not None else "")
@@ -1170,6 +1246,7 @@ def check_function(
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
         return result
     driver.nondiff = tuple(nondiff_outputs)
+    driver.nondeterministic = float(nondeterministic)
     driver.watch = CallWatch(timeout)
     try:
         return run_watched(
