@@ -5,19 +5,26 @@ derived from the rows."""
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
 import pytest
 
+import advalidate as adv
 from advalidate.impl.engine import DerivArith
 from advalidate.impl.seed000 import rules as rules000
 from advalidate.impl.seed000.cotangent import Counter
 from advalidate.impl.seed004 import rules as rules004
+from advalidate.lang import ast, program, vectorise, xp
 from advalidate.lang import core as C
+from advalidate.lang.arrays import _FLOAT_FNS
+from advalidate.lang.errors import DomainError
 from advalidate.lang.nested import Dual, TaggedOps
 from advalidate.lang.numeric import FloatOps
 from advalidate.lang.primitives import CALLED, ELEMENTARY, PRIMITIVES, partials
+from advalidate.lang.program import run_reference
+from advalidate.oracles.symbolic import SymbolicOps
 
 POINTS = (0.3, 0.9, 2.5)
 
@@ -96,3 +103,28 @@ def test_domains() -> None:
     assert ELEMENTARY["tan"].outside(mpmath.pi / 2)
     assert list(ELEMENTARY["tan"].outside(np.array([math.pi / 2, 1.0]))) == [True, False]
     assert not ELEMENTARY["sin"].outside(np.array([1e300])).any()
+
+
+def test_every_consumer_knows_every_row() -> None:
+    """The op lists, the reference domains, the `xp` namespace and the symbolic oracle are made from
+    the rows, so each elementary function is in all of them."""
+
+    for name, row in ELEMENTARY.items():
+        assert name in ast.BUILTINS and name in ast.UNARY_REAL and name in C.REAL_UNARY
+        assert name in program.REAL_OP_NAMES and name in vectorise._BULK_OPS and name in _FLOAT_FNS
+        assert xp.ELEMENTWISE[name] == row.xp_name in xp.NAMESPACE_FUNCTIONS
+        assert getattr(xp.NUMPY, row.xp_name) is row.vec
+        for cls in (FloatOps, TaggedOps, SymbolicOps):
+            assert callable(getattr(cls, name)), (cls, name)
+
+
+@pytest.mark.parametrize("numeric", ["float", "mp"])
+@pytest.mark.parametrize(
+    ("fn", "value", "message"),
+    [("log", "0.5, -2.0", "log of a non-positive number (-2.0)"), ("tan", "1.0, 1.5707963267948966", "tan at a pole")],
+)
+def test_array_domain_errors_name_the_argument(numeric: str, fn: str, value: str, message: str) -> None:
+
+    prog = adv.parse(rf"\(a : Array [2] R) -> sumOuter ({fn} a)")
+    with pytest.raises(DomainError, match=re.escape(message)):
+        run_reference(prog, adv.parse_value(f"[| {value} |]", prog.input_type), numeric=numeric)

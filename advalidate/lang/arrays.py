@@ -25,8 +25,9 @@ import mpmath
 import numpy as np
 
 from .errors import DomainError
-from .numeric import POLE_MARGIN, ReferenceOps
-from .specials import SPECIALS, Special
+from .numeric import ReferenceOps
+from .primitives import ELEMENTARY
+from .specials import SPECIALS, Special, _none
 
 INT_LIMIT = 1 << 62  # integer array elements are int64: larger magnitudes are an overflow
 
@@ -430,19 +431,18 @@ class VectorArrays(ArrayRuntime):
         xs = [np.asarray(a, dtype=np.float64) for a in args]
         x = xs[0]
         with np.errstate(all="ignore"):
-            # sqrt(0) and tan near a pole are finite: checked first. A zero divisor or a log of a
-            # non-positive number always gives a non-finite result, so those are diagnosed only
-            # then (the same error, without a second pass over the arguments on every call).
-            if op == "sqrt" and (x <= 0).any():
-                raise DomainError(f"{op} of a non-positive number ({float(x[x <= 0].flat[0])})")
-            if op == "tan" and (np.abs(np.cos(x)) < POLE_MARGIN).any():
-                raise DomainError("tan at a pole")
+            # An elementary function's domain (primitives.py) is checked first: sqrt(0) and tan near
+            # a pole are finite. A zero divisor always gives a non-finite result, so it is
+            # diagnosed only then (without a second pass over the arguments on every call).
+            row = ELEMENTARY.get(op)
+            if row is not None and row.outside is not _none:
+                bad = np.asarray(row.outside(x))
+                if bad.any():
+                    raise DomainError(f"{op} {row.why} ({float(x[bad].flat[0])})")
             r = _FLOAT_FNS[op](*xs)
             if not np.isfinite(r).all():
                 if op == "div" and (xs[1] == 0).any():
                     raise DomainError("division by zero")
-                if op == "log" and (x <= 0).any():
-                    raise DomainError(f"{op} of a non-positive number ({float(x[x <= 0].flat[0])})")
                 raise DomainError(f"{op} gave a non-finite result")
         return float(r) if r.ndim == 0 else r
 
@@ -527,6 +527,6 @@ class VectorArrays(ArrayRuntime):
 
 _FLOAT_FNS: dict[str, Callable] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "neg": np.negative,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "tanh": np.tanh, "atan": np.arctan, "real": lambda x: x.astype(np.float64),
+    "real": lambda x: x.astype(np.float64),
 }  # fmt: skip
+_FLOAT_FNS |= {name: row.vec for name, row in ELEMENTARY.items()}

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from . import specials
+from . import primitives, specials
 from .span import Span as Span  # re-exported: nodes carry spans, the front end builds them
 from .types import Type
 
 BUILTINS: tuple[str, ...] = (
     "fst", "snd", "inl", "inr",
-    "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.SPECIALS,
+    *primitives.ELEMENTARY, *specials.SPECIALS,
     "real", "map", "foldl", "zipWith", "sum", "length", "parmap",
 )  # fmt: skip
 # Array forms (seed 004 §3.2): reserved names with a fixed syntax; static arguments (sizes, shapes,
@@ -31,7 +31,8 @@ ARRAY_FORMS: tuple[str, ...] = (
 )  # fmt: skip
 # Derivative operators (seed 001): `grad f x`, `vjp f x dy`, `jvp f x dx`, always fully applied.
 DERIV_FORMS: tuple[str, ...] = ("grad", "vjp", "jvp")
-UNARY_REAL: tuple[str, ...] = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.UNARY)
+# The real functions of one argument (`sin cos ... atan`, then the special ones): lang/primitives.py.
+UNARY_REAL: tuple[str, ...] = primitives.UNARY
 # Real functions of two arguments, curried like every built-in of two (`pow x y`; element-wise on arrays).
 BINARY_REAL: tuple[str, ...] = specials.BINARY
 KEYWORDS: tuple[str, ...] = ("let", "letrec", "in", "if", "then", "else", "case", "of", "true", "false", "def", "par")

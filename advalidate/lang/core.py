@@ -8,8 +8,9 @@ call-by-value order). Every binder is renamed apart (`x` becomes `x_7`), so late
 can introduce names without capture. Patterns become projections. Case analyses on `Bool`
 (`() + ()`) become `if`, and `inl e` at `Bool` becomes `let _ = e in true`.
 
-Op names: real primitives `add sub mul div neg sin cos tan exp log sqrt tanh atan real` and the
-special functions (`specials.py`: `expm1 .. floor`, and `pow atan2 hypot min max` of two), real
+Op names: real primitives `add sub mul div neg real`, the elementary functions (`primitives.py`: `sin
+cos tan exp log sqrt tanh atan`) and the special functions (`specials.py`: `expm1 .. floor`, and
+`pow atan2 hypot min max` of two), real
 comparisons `lt le gt ge`, integer primitives `iadd isub imul ineg ilt ile igt ige ieq idiv imod`,
 list built-ins `map foldl zipWith sum isum length parmap`.
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ast as A
-from . import specials
+from . import primitives, specials
 from .types import (
     BOOL,
     UNIT,
@@ -49,7 +50,7 @@ from .types import (
     shape_of,
 )
 
-REAL_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", *specials.UNARY)
+REAL_UNARY = ("neg", *primitives.UNARY)
 REAL_BINARY = ("add", "sub", "mul", "div", *specials.BINARY)
 REAL_CMP = ("lt", "le", "gt", "ge")
 INT_OPS = ("iadd", "isub", "imul", "ineg", "ilt", "ile", "igt", "ige", "ieq", "idiv", "imod")

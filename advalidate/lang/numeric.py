@@ -1,7 +1,8 @@
 """Numeric domains for the reference interpreter: IEEE floats and mpmath multi-precision.
 
 A domain is an `ops` namespace in the sense of docs/api.md (`const add sub mul div neg sin cos tan
-exp log sqrt tanh atan real lt le gt ge` and the special functions of `specials.py`). The reference
+exp log sqrt tanh atan real lt le gt ge` and the special functions of `specials.py`; the methods of
+the elementary and special functions are made from their rows, `primitives.PRIMITIVES`). The reference
 domains also
 - count every primitive scalar operation (`primal_ops`), real literals and comparisons included
   (evaluating a literal makes a scalar, and is a step of the program's cost in §3's sense),
@@ -32,7 +33,8 @@ from typing import Any
 import mpmath
 
 from .errors import DomainError
-from .specials import POLE_MARGIN, SPECIALS
+from .primitives import ELEMENTARY
+from .specials import POLE_MARGIN, SPECIALS, _none
 
 __all__ = ["POLE_MARGIN", "DEFAULT_DPS", "ReferenceOps", "FloatOps", "MpOps", "reference_ops"]
 DEFAULT_DPS = 50
@@ -131,44 +133,14 @@ class ReferenceOps:
         self.ops += 1
         return -a
 
-    def _unary(self, name: str, a: Any) -> Any:
+    def _unary(self, name: str, fn: Any, a: Any) -> Any:
         self.ops += 1
         try:
-            return self._ok(getattr(self.lib, name)(a), name)
+            return self._ok(fn(a), name)
         except OverflowError:
             raise DomainError(f"{name}({a}) overflows") from None
         except ValueError:  # math.sin(inf) and the like
             raise DomainError(f"{name}({a}) is undefined") from None
-
-    def sin(self, a: Any) -> Any:
-        return self._unary("sin", a)
-
-    def cos(self, a: Any) -> Any:
-        return self._unary("cos", a)
-
-    def tan(self, a: Any) -> Any:
-        if abs(self.lib.cos(a)) < POLE_MARGIN:
-            raise DomainError(f"tan at a pole ({float(a)})")
-        return self._unary("tan", a)
-
-    def exp(self, a: Any) -> Any:
-        return self._unary("exp", a)
-
-    def log(self, a: Any) -> Any:
-        if a <= 0:
-            raise DomainError(f"log of a non-positive number ({float(a)})")
-        return self._unary("log", a)
-
-    def sqrt(self, a: Any) -> Any:
-        if a <= 0:
-            raise DomainError(f"sqrt of a non-positive number ({float(a)})")
-        return self._unary("sqrt", a)
-
-    def tanh(self, a: Any) -> Any:
-        return self._unary("tanh", a)
-
-    def atan(self, a: Any) -> Any:
-        return self._unary("atan", a)
 
     def _special(self, name: str, *args: Any) -> Any:
         """A special function (specials.py): its domain, its kink's margin, then its value."""
@@ -195,6 +167,28 @@ def _special_method(name: str) -> Any:
     return method
 
 
+def _elementary_method(name: str) -> Any:
+    """An elementary function (primitives.py): its domain, then its value (`mp` or `fl`)."""
+    row = ELEMENTARY[name]
+    outside, why, mp, fl = row.outside, row.why, row.mp, row.fl
+    if outside is _none:
+
+        def method(self: ReferenceOps, a: Any) -> Any:
+            return self._unary(name, mp if self.lib is mpmath else fl, a)
+
+    else:
+
+        def method(self: ReferenceOps, a: Any) -> Any:
+            if outside(a):
+                raise DomainError(f"{name} {why} ({float(a)})")
+            return self._unary(name, mp if self.lib is mpmath else fl, a)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in ELEMENTARY:
+    setattr(ReferenceOps, _name, _elementary_method(_name))
 for _name in SPECIALS:
     setattr(ReferenceOps, _name, _special_method(_name))
 

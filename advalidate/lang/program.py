@@ -26,6 +26,7 @@ from .gc_pause import paused_gc
 from .nested import TaggedOps
 from .numeric import DEFAULT_DPS, MpOps, ReferenceOps, reference_ops
 from .parser import parse_module
+from .primitives import ELEMENTARY
 from .specials import SPECIALS
 from .typecheck import typecheck_program
 from .types import Array, Type, any_part
@@ -35,7 +36,7 @@ from .xp import XpArrays, convert_xp
 DEFAULT_BUDGET = 10_000_000
 #: Digits of mp evaluation at most: the oracles use 50 to 80; a hundred million would take minutes per operation.
 MAX_DPS = 10_000
-REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "real")
+REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", *ELEMENTARY, "real")
 # Optional in an `ops` namespace (docs/api.md): only programs that use them need them.
 SPECIAL_OP_NAMES = tuple(SPECIALS)
 CMP_OP_NAMES = ("lt", "le", "gt", "ge")

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import core as C
+from .primitives import ELEMENTARY
 from .specials import SPECIALS
 
 #: `compile.Compiler` and its scopes, which call this module: named here by role, not imported.
@@ -497,5 +498,5 @@ def _full(info: Info, d: int) -> Info:
     return (_full(info[0], d), _full(info[1], d)) if isinstance(info, tuple) else d
 
 
-_BULK_OPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan"))
+_BULK_OPS = frozenset(("add", "sub", "mul", "div", "neg", *ELEMENTARY))
 _BULK_OPS |= {"real", "lt", "le", "gt", "ge"} | set(C.INT_OPS) | set(SPECIALS)

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .arrays import ArrayRuntime, int_elementwise, py
+from .primitives import ELEMENTARY
 from .specials import SPECIALS
 from .types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune, show_type
 from .values import Inl, Inr
@@ -126,35 +127,36 @@ class ArrayNamespace(Protocol):
     def multiply(self, a: Any, b: Any) -> Any: ...
     def divide(self, a: Any, b: Any) -> Any: ...
     def negative(self, a: Any) -> Any: ...
-    def sin(self, a: Any) -> Any: ...
-    def cos(self, a: Any) -> Any: ...
-    def tan(self, a: Any) -> Any: ...
-    def exp(self, a: Any) -> Any: ...
-    def log(self, a: Any) -> Any: ...
-    def sqrt(self, a: Any) -> Any: ...
-    def tanh(self, a: Any) -> Any: ...
-    def arctan(self, a: Any) -> Any: ...
+    # and one function of one array per elementary function of the language, under numpy's name:
+    # `sin cos tan exp log sqrt tanh arctan` (`primitives.ELEMENTARY`, added below)
     def less(self, a: Any, b: Any) -> Any: ...
     def less_equal(self, a: Any, b: Any) -> Any: ...
     def greater(self, a: Any, b: Any) -> Any: ...
     def greater_equal(self, a: Any, b: Any) -> Any: ...
 
 
+def _elementary_stub(name: str) -> Any:
+    def fn(self: Any, a: Any) -> Any: ...
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+for _row in ELEMENTARY.values():
+    setattr(ArrayNamespace, _row.xp_name, _elementary_stub(_row.xp_name))
+
 NAMESPACE_FUNCTIONS = tuple(n for n in ArrayNamespace.__dict__ if not n.startswith("_"))
 """The names an `xp` namespace provides."""
 
 # The language's element-wise real primitives (core Op names) and the namespace functions doing them.
-ELEMENTWISE = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative",
-    "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "sqrt": "sqrt", "tanh": "tanh",
-    "atan": "arctan", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-}  # fmt: skip
+ELEMENTWISE = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative"}
+ELEMENTWISE |= {name: row.xp_name for name, row in ELEMENTARY.items()}
+ELEMENTWISE |= {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 COMPARISONS = ("lt", "le", "gt", "ge")
 # The special functions (specials.py) are optional namespace functions, under numpy's names where
 # numpy has one (`power arctan2 minimum maximum`), else the language's (`erf`, `lgamma`, ...): only a
 # program that uses one needs it.
-ELEMENTWISE |= {name: name for name in SPECIALS}
-ELEMENTWISE |= {"pow": "power", "atan2": "arctan2", "min": "minimum", "max": "maximum"}
+ELEMENTWISE |= {name: row.xp_name for name, row in SPECIALS.items()}
 SPECIAL_FUNCTIONS = tuple(ELEMENTWISE[name] for name in SPECIALS)
 
 
@@ -208,7 +210,6 @@ class NumpyNamespace:
         return np.min(x, axis=axis)
 
     add, subtract, multiply, divide, negative = np.add, np.subtract, np.multiply, np.divide, np.negative
-    sin, cos, tan, exp, log, sqrt, tanh, arctan = np.sin, np.cos, np.tan, np.exp, np.log, np.sqrt, np.tanh, np.arctan
     less, less_equal, greater, greater_equal = np.less, np.less_equal, np.greater, np.greater_equal
 
 
@@ -224,6 +225,8 @@ def _numpy_special(name: str) -> Any:
     return fn
 
 
+for _row in ELEMENTARY.values():
+    setattr(NumpyNamespace, _row.xp_name, _row.vec)
 for _name in SPECIALS:
     setattr(NumpyNamespace, ELEMENTWISE[_name], _numpy_special(_name))
 

@@ -75,6 +75,7 @@ from ..lang.deep import run_deep
 from ..lang.errors import EvalError
 from ..lang.nested import leaves, map_leaves
 from ..lang.numeric import MpOps
+from ..lang.primitives import ELEMENTARY
 from ..lang.program import to_python
 from ..lang.specials import FLAT, SPECIALS
 from ..lang.types import Type
@@ -165,31 +166,8 @@ class SymbolicOps:
         return self._mk(self.mp.neg(a.val), -a.expr)
 
     def _fn(self, name: str, a: SymReal) -> SymReal:
-        return self._mk(getattr(self.mp, name)(a.val), getattr(self.sp, name)(a.expr))
-
-    def sin(self, a: SymReal) -> SymReal:
-        return self._fn("sin", a)
-
-    def cos(self, a: SymReal) -> SymReal:
-        return self._fn("cos", a)
-
-    def tan(self, a: SymReal) -> SymReal:
-        return self._fn("tan", a)
-
-    def exp(self, a: SymReal) -> SymReal:
-        return self._fn("exp", a)
-
-    def log(self, a: SymReal) -> SymReal:
-        return self._fn("log", a)
-
-    def sqrt(self, a: SymReal) -> SymReal:
-        return self._fn("sqrt", a)
-
-    def tanh(self, a: SymReal) -> SymReal:
-        return self._fn("tanh", a)
-
-    def atan(self, a: SymReal) -> SymReal:
-        return self._fn("atan", a)
+        """An elementary function (primitives.py): the reference's mp value, sympy's function."""
+        return self._mk(getattr(self.mp, name)(a.val), getattr(self.sp, ELEMENTARY[name].sympy)(a.expr))
 
     def _special(self, name: str, *args: SymReal) -> SymReal:
         """A special function: the reference's mp value, and its sympy rule (`_special_expr`)."""
@@ -275,6 +253,16 @@ def _special_method(name: str) -> Any:
     return method
 
 
+def _elementary_method(name: str) -> Any:
+    def method(self: SymbolicOps, a: SymReal) -> SymReal:
+        return self._fn(name, a)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in ELEMENTARY:
+    setattr(SymbolicOps, _name, _elementary_method(_name))
 for _name in SPECIALS:
     setattr(SymbolicOps, _name, _special_method(_name))
 
@@ -319,14 +307,10 @@ class MpEvaluator:
         self.dps = dps
         self.deadline = deadline
         self.memo: dict[Any, Any] = {}
-        self.funcs = {
-            sympy.sin: mpmath.sin,
-            sympy.cos: mpmath.cos,
-            sympy.tan: mpmath.tan,
-            sympy.exp: mpmath.exp,
-            sympy.log: mpmath.log,
-            sympy.tanh: mpmath.tanh,
-            sympy.atan: mpmath.atan,
+        # sympy's elementary functions (not `sqrt`: a power there, evaluated as one below).
+        elementary = {getattr(sympy, row.sympy): row.mp for row in ELEMENTARY.values()}
+        self.funcs = {f: mp for f, mp in elementary.items() if isinstance(f, type)}
+        self.funcs |= {
             # With real symbols sympy may rewrite sqrt(x**2) as Abs(x), whose derivative is sign(x).
             sympy.Abs: abs,
             sympy.sign: mpmath.sign,
