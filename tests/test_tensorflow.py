@@ -21,6 +21,7 @@ from advalidate.oracles import check
 
 tf = pytest.importorskip("tensorflow")
 
+from advalidate.fuzz.findings import failure_class  # noqa: E402
 from advalidate.libraries.base import OPTIONAL, Library  # noqa: E402
 from advalidate.libraries.tensorflow import lowerings  # noqa: E402
 from advalidate.oracles.consistency import reproducer  # noqa: E402
@@ -112,7 +113,10 @@ def test_forward_accumulator_crash_on_gather_nd_is_a_finding_with_a_repro(engine
     assert failing, "no seed drew tf.gather_nd"
     seed, detail = failing[0]
     assert "'IndexedSlices' object has no attribute '_id'" in detail
-    script = reproducer(eng, prog, x, seed, detail)
+    # the kind as a campaign names it (fuzz.findings.failure_class): no "jvp" in it
+    kind = failure_class({"oracle": "consistency", "status": "fail", "detail": detail})
+    assert kind == "crash (AttributeError) in lowering ⟦tf.gather_nd⟧"
+    script = reproducer(eng, prog, x, seed, kind)
     assert script is not None and "tf.gather_nd" in script and "import advalidate" not in script
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
