@@ -65,19 +65,22 @@ ELL = 50.0
 CENTRES = np.array([5e5 - 30.0, 5e5 + 10.0, 5e5 + 75.0])
 
 
+def kernel_parts(x):
+    d = x[:, None] - torch.tensor(CENTRES, dtype=x.dtype)[None, :]
+    return torch.exp(-(d**2) / (2 * ELL**2)), d
+
+
 def kernel_torch(factor: float) -> Callable:
     class Kernel(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            c = torch.tensor(CENTRES, dtype=x.dtype)
-            d = x[:, None] - c[None, :]
-            k = torch.exp(-(d**2) / (2 * ELL**2))
-            ctx.save_for_backward(d, k)
-            return k
+            ctx.save_for_backward(x)
+            return kernel_parts(x)[0]
 
         @staticmethod
-        def backward(ctx, g):
-            d, k = ctx.saved_tensors
+        def backward(ctx, g):  # recomputed from x: values computed in forward are constants to torch
+            (x,) = ctx.saved_tensors
+            k, d = kernel_parts(x)
             return factor * (g * k * (-d / ELL**2)).sum(1)
 
     return Kernel.apply
@@ -288,8 +291,6 @@ CASES = [
 ]
 #: Cases check_function does not judge yet (strict xfail: each one fixed is removed from here).
 NOT_YET = {
-    "second-order-torch-wrong",
-    "second-order-jax-wrong",
     "float32-overflow-torch-wrong",
     "complex-torch-wrong",
     "complex-torch-right",
@@ -348,3 +349,30 @@ def test_a_declared_nondeterministic_rule_is_judged_within_its_declaration() -> 
     assert adv.check_function(np.sin, X3, framework="numpy", vjp=vjp, checks=["fd"]).status("fd") == "fail"
     res = adv.check_function(np.sin, X3, framework="numpy", vjp=vjp, checks=["fd"], nondeterministic=1e-10)
     assert res.status("fd") == "pass", res.report()
+
+
+def test_second_order_is_judged_where_claimed_or_asked_for() -> None:
+    plain = adv.check_function(lambda x: torch.sin(x) ** 2, X3, framework="torch")
+    assert "fd2" not in {v.oracle for v in plain.verdicts}  # no custom rule: first order only
+    asked = adv.check_function(lambda x: torch.sin(x) ** 2, X3, framework="torch", order=2)
+    assert asked.status("fd2") == "pass", asked.report()
+    wrong = sine_torch(True)
+    assert "fd2" not in {v.oracle for v in adv.check_function(wrong, X3, framework="torch", order=1).verdicts}
+
+    class Once(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sin(x)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * torch.cos(x)
+
+    assert "fd2" not in {v.oracle for v in adv.check_function(Once.apply, X3, framework="torch").verdicts}
+    res = adv.check_function(Once.apply, X3, framework="torch", order=2)
+    assert res.status("fd2") == "not_applicable" and "once_differentiable" in res.verdict("fd2").detail
+    with pytest.raises(ValueError, match="order"):
+        adv.check_function(Once.apply, X3, framework="torch", order=3)

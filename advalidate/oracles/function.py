@@ -124,6 +124,8 @@ from .verdict import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS, STATUS_LABELS, ST
 
 FRAMEWORKS = ("jax", "torch", "autograd", "numpy")
 CHECKS = ("fd", "forward", "dot")
+#: The second-order check (`function_order`): run by default where f claims second order.
+SECOND = "fd2"
 #: Allowed disagreement, as a multiple of the error estimates.
 K = 10.0
 #: Finite differences whose error estimate exceeds this (relative) are inconclusive.
@@ -402,6 +404,7 @@ class _Driver:
         self.out: _Outputs | None = None
         self.nondiff: tuple[int, ...] = ()  # output leaves the caller marks non-differentiable
         self.nondeterministic = 0.0  # how far two runs of a rule at one point may differ (relative)
+        self.trust_marks = True  # False for a first-order pass: an output that does not require grad is constant
         self.watch = CallWatch(None)  # times each call of the user's code (`timeout=`)
 
     # framework specifics -------------------------------------------------------------------------
@@ -548,7 +551,7 @@ class _TorchDriver(_Driver):
         """Tensor outputs that do not require grad when every differentiated input does: marked
         non-differentiable by torch (e.g. the saved mean / invstd of native_batch_norm). None
         with a vjp= rule: then the rule, not torch's marking, is under test."""
-        if self.user_vjp is not None:
+        if self.user_vjp is not None or not self.trust_marks:
             return ()
         torch = self.torch
         xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(self.args.x0)]
@@ -1206,6 +1209,7 @@ def check_function(
     kink_rule: str = "hull",
     timeout: float | None = TIMEOUT,
     nondeterministic: float = 0.0,
+    order: int | None = None,
 ) -> FunctionCheckResult:
     """Check the gradient of `f` at `example_args` (see the module docstring); one verdict per check.
     `nondiff_outputs`: output positions (leaves, in order) left out on both sides; `per_output`:
@@ -1215,15 +1219,24 @@ def check_function(
     shares at ties); `timeout`: seconds one call of f or of its reverse or forward pass may take
     before every check is inconclusive (f then runs on a worker thread: `interrupt.run_watched`;
     None runs it on the caller's thread with no limit); `nondeterministic`: how far (relative to
-    its largest element) two runs of a rule at the same point may differ (0: to a few ulps)."""
+    its largest element) two runs of a rule at the same point may differ (0: to a few ulps);
+    `order`: 2 adds the second-order check `fd2` (`function_order`), 1 never, None (the default)
+    where f claims it with a custom rule (a torch Function not marked once_differentiable, a JAX
+    custom_vjp / custom_jvp)."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; frameworks: {', '.join(FRAMEWORKS)}")
     if framework == "numpy" and vjp is None:
         raise ValueError("framework='numpy' has no reverse mode of its own: pass the rule under test as vjp=")
-    checks = list(CHECKS if checks is None else checks)
+    if order not in (None, 1, 2):
+        raise ValueError(f"order must be 1, 2 or None (second order where f claims it), got {order!r}")
+    if checks is not None and SECOND in checks:
+        order = 2 if order is None else order
+    elif checks is not None:
+        order = 1
+    checks = [c for c in (CHECKS if checks is None else checks) if c != SECOND]
     for c in checks:
         if c not in CHECKS:
-            raise ValueError(f"unknown check {c!r}; checks: {', '.join(CHECKS)}")
+            raise ValueError(f"unknown check {c!r}; checks: {', '.join((*CHECKS, SECOND))}")
     _check_int("directions", directions, 1, DIRECTIONS_MAX)
     _check_int("seed", seed, 0, None)
     for j in nondiff_outputs:
@@ -1250,7 +1263,7 @@ def check_function(
     driver.watch = CallWatch(timeout)
     try:
         return run_watched(
-            lambda: _judge(driver, name, label, checks, seed, directions, per_output, kink_rule), driver.watch
+            lambda: _judge(driver, name, label, checks, seed, directions, per_output, kink_rule, order), driver.watch
         )
     except TimedOut as exc:
         result = FunctionCheckResult(name, framework, args.describe(), "", seed, directions, [])
@@ -1276,6 +1289,7 @@ def _judge(
     directions: int,
     per_output: bool,
     kink_rule: str,
+    order: int | None = 1,
 ) -> FunctionCheckResult:
     """The checks of `check_function`: everything that runs the user's code."""
     args = driver.args
@@ -1307,6 +1321,10 @@ def _judge(
                 checker.per_element(di, side) if _at_kink(o, di) else o for o, di in zip(outcomes, dirs, strict=True)
             ]
         result.verdicts.append(_aggregate(label, c, outcomes, dirs))
+    if order != 1:
+        from .function_order import second_order
+
+        result.verdicts += second_order(driver, label, seed, directions, order)
     return result
 
 
