@@ -106,7 +106,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +114,7 @@ import numpy as np
 
 from ..differences import EPS, FiniteDifference, directional
 from .function_kink import check_beside, rays
+from .function_trees import _leaves, _pack, _to_numpy
 from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
 from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
@@ -157,29 +158,6 @@ class _NotApplicable(Exception):
 
 
 # -- arguments and outputs -----------------------------------------------------------------------
-
-
-def _to_numpy(a: Any) -> Any:
-    """numpy view of an array of any framework (torch tensors detached), other values unchanged."""
-    if isinstance(a, np.ndarray | np.generic):
-        return a
-    mod = type(a).__module__
-    if mod.startswith("torch"):
-        import torch
-
-        t = a.detach().cpu()
-        if t.layout != torch.strided:
-            t = t.to_dense()
-        if t._is_zerotensor():  # a ZeroTensor (an efficient zero gradient) has no storage
-            t = torch.zeros(t.shape, dtype=t.dtype)
-        if t.dtype in (torch.bfloat16, torch.float16):  # no numpy type: widened (exactly)
-            t = t.float()
-        elif t.dtype == torch.complex32:
-            t = t.to(torch.complex64)
-        return t.numpy()
-    if mod.startswith(("jax", "jaxlib")) or hasattr(a, "__array__"):
-        return np.asarray(a)
-    return a
 
 
 def _is_float(a: Any) -> bool:
@@ -305,21 +283,6 @@ class _Args:
                 raise _BadGradient(f"the gradient of x{i} has shape {got}, but x{i} has shape {want}")
             out.append(arr.ravel())
         return np.concatenate(out)
-
-
-def _leaves(y: Any, acc: list[Any]) -> Any:
-    """Flatten an output (a scalar, an array, or tuples / lists of them) into `acc`; its structure."""
-    if isinstance(y, tuple | list):
-        return (type(y), [_leaves(e, acc) for e in y])
-    acc.append(y)
-    return None
-
-
-def _pack(struct: Any, leaves: Iterator[Any]) -> Any:
-    if struct is None:
-        return next(leaves)
-    kind, children = struct
-    return kind(_pack(c, leaves) for c in children)
 
 
 class _Outputs:
@@ -1324,7 +1287,12 @@ def _judge(
     if order != 1:
         from .function_order import second_order
 
-        result.verdicts += second_order(driver, label, seed, directions, order)
+        def judge(g: Callable, example: list[Any]) -> Verdict:
+            inner = type(driver)(g, _Args(example, None), None, None)
+            inner.trust_marks, inner.watch = False, driver.watch
+            return _judge(inner, "first-order pass", label, ["fd"], seed, directions, False, kink_rule).verdicts[0]
+
+        result.verdicts += second_order(driver, label, seed, order, judge)
     return result
 
 

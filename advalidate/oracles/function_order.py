@@ -16,14 +16,18 @@ f's jaxpr. `order=2` asks for it on any function, `order=1` never.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .function_trees import _leaves, _pack, _to_numpy
 from .verdict import NOT_APPLICABLE, Verdict
 
-if TYPE_CHECKING:
-    from .function import _Driver
+#: check_function's driver of f (`function._Driver`: not imported, the modules would import each other).
+_Driver = Any
+
+#: judge(g, example_args) -> the `fd` verdict of check_function on g (function.py supplies it).
+Judge = Callable[[Callable, list[Any]], Verdict]
 
 #: The torch Function nodes and JAX primitives that are a user's own rule.
 JAX_CUSTOM = ("custom_vjp_call", "custom_jvp_call", "custom_vjp_call_jaxpr")
@@ -43,8 +47,6 @@ def custom_rules(driver: _Driver) -> tuple[list[str], list[str]]:
 def _torch_rules(driver: _Driver) -> tuple[list[str], list[str]]:
     import torch
     from torch.autograd.function import BackwardCFunction
-
-    from .function import _leaves
 
     xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in driver.args.split(driver.args.x0)]
     with torch.enable_grad():
@@ -93,8 +95,6 @@ def _jax_rules(driver: _Driver) -> list[str]:
 def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
     """g(*pieces) = Jᵀu at the differentiated arguments, as a function of the framework that its
     reverse mode differentiates again (create_graph / nested jax.vjp)."""
-    from .function import _leaves, _pack, _to_numpy
-
     out = driver.out
     if driver.framework == "torch":
         import torch
@@ -134,14 +134,10 @@ def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
     return g_jax
 
 
-def second_order(driver: _Driver, label: str, seed: int, directions: int, order: int | None) -> list[Verdict]:
+def second_order(driver: _Driver, label: str, seed: int, order: int | None, judge: Judge) -> list[Verdict]:
     """The `fd2` verdict (none when second order is neither claimed nor asked for)."""
-    from .function import _Args, _judge
-
     twice, once = custom_rules(driver) if order != 1 else ([], [])
-    if order is None and not twice:
-        return []
-    if order == 1:
+    if order == 1 or (order is None and not twice):
         return []
     if driver.framework not in ("torch", "jax") or driver.user_vjp is not None:
         why = "second order is judged for torch and jax functions without vjp= only"
@@ -152,13 +148,8 @@ def second_order(driver: _Driver, label: str, seed: int, directions: int, order:
     rng = np.random.default_rng([seed, 2])
     u = rng.standard_normal(driver.out.m) * driver.out.diff_mask
     pieces = driver.args.split(driver.args.x0)
-    g = first_order_pass(driver, u)
-    args2 = _Args([float(p) if py else p for p, py in zip(pieces, driver.args.py_float, strict=True)], None)
-    inner = type(driver)(g, args2, None, None)
-    inner.trust_marks = False
-    inner.watch = driver.watch
-    res = _judge(inner, "first-order pass", label, ["fd"], seed, directions, False, "hull")
-    v = res.verdicts[0]
+    example = [float(p) if py else p for p, py in zip(pieces, driver.args.py_float, strict=True)]
+    v = judge(first_order_pass(driver, u), example)
     rules = f" (custom rule: {', '.join(sorted(set(twice)))})" if twice else ""
     v.oracle = "fd2"
     v.detail = f"second order{rules}: the reverse pass of the first-order pass Jᵀu: {v.detail}"
