@@ -131,3 +131,76 @@ def test_the_architecture_rules_hold():
         if mod.startswith("advalidate.impl"):
             assert not any(d.startswith("advalidate.oracles") for d in deps), (mod, deps)
     assert "advalidate.impl.seed001" not in graph["advalidate.impl.engine"]  # the engine base knows no seed
+
+
+#: The intended package order, lowest first (CONTRIBUTING.md "Architecture rules", docs/architecture.md
+#: "The layers"): a module may import its own unit and units of a lower layer, never one of its own
+#: layer or above. A unit is a module prefix; the longest prefix that matches a module is its unit.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("advalidate.lazy", "advalidate.names", "advalidate.differences"),  # import nothing of advalidate
+    ("advalidate.lang",),
+    ("advalidate",),  # the package itself: `__version__` and the lazy public API (PEP 562)
+    ("advalidate.impl",),  # the generic engine base and the registry (its seeds are the units below)
+    ("advalidate.impl.seed000",),
+    ("advalidate.impl.seed001", "advalidate.impl.seed004", "advalidate.impl.adapters"),
+    ("advalidate.libraries",),
+    ("advalidate.oracles",),
+    ("advalidate.generators",),
+    ("advalidate.runner", "advalidate.cli_args"),  # what every campaign command shares
+    ("advalidate.fuzz", "advalidate.report", "advalidate.sweep"),
+    ("advalidate.cli", "advalidate.testing"),
+    ("advalidate.pytest_plugin",),
+)
+
+#: Edges (importer unit, imported unit) still allowed against the order, each with its reason.
+DEPARTURES: dict[tuple[str, str], str] = {
+    ("advalidate.impl", "advalidate.impl.seed000"): "Stage still lives in the engine base",
+    ("advalidate.impl", "advalidate.impl.seed001"): "the registry composes seed 001's elimination",
+    ("advalidate.impl", "advalidate.impl.seed004"): "`show` tells stages apart by class",
+    ("advalidate.fuzz", "advalidate.sweep"): "`advalidate fuzz replay` dispatches a sweep finding",
+    ("advalidate.sweep", "advalidate.fuzz"): "the worker pool and progress live in fuzz",
+}
+
+
+def unit(module: str) -> str:
+    """The unit of `LAYERS` a module belongs to (its longest matching prefix)."""
+    units = [u for layer in LAYERS for u in layer if module == u or module.startswith(u + ".")]
+    assert units, f"{module} is in no layer of LAYERS: add its package there"
+    return max(units, key=len)
+
+
+RANK = {u: i for i, layer in enumerate(LAYERS) for u in layer}
+
+
+def upward_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(importer unit, imported unit) -> the module edges that go to the same layer or above."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for mod, deps in graph.items():
+        a = unit(mod)
+        for d in deps:
+            b = unit(d)
+            if a != b and RANK[b] >= RANK[a]:
+                out.setdefault((a, b), []).append((mod, d))
+    return out
+
+
+def test_the_order_checker_finds_upward_and_sideways_edges():
+    graph = {
+        "advalidate.lang.core": {"advalidate.impl.engine"},
+        "advalidate.fuzz.cli": {"advalidate.sweep.replay", "advalidate.lang.core"},
+        "advalidate.impl.seed000.tape": {"advalidate.impl.engine", "advalidate.impl.seed000.naive"},
+    }
+    assert set(upward_edges(graph)) == {
+        ("advalidate.lang", "advalidate.impl"),
+        ("advalidate.fuzz", "advalidate.sweep"),
+    }
+    assert unit("advalidate.impl.registry") == "advalidate.impl"
+    assert unit("advalidate.impl.seed004.bot") == "advalidate.impl.seed004"
+    assert unit("advalidate") == "advalidate"
+
+
+def test_every_package_imports_only_the_layers_below_it():
+    found = upward_edges(import_graph())
+    unlisted = {k: v for k, v in found.items() if k not in DEPARTURES}
+    assert unlisted == {}
+    assert set(DEPARTURES) <= set(found), "a departure is gone: remove it from DEPARTURES"
