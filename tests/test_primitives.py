@@ -128,3 +128,13 @@ def test_array_domain_errors_name_the_argument(numeric: str, fn: str, value: str
     prog = adv.parse(rf"\(a : Array [2] R) -> sumOuter ({fn} a)")
     with pytest.raises(DomainError, match=re.escape(message)):
         run_reference(prog, adv.parse_value(f"[| {value} |]", prog.input_type), numeric=numeric)
+
+
+def test_the_namespace_contract_is_the_required_rows() -> None:
+    """docs/api.md: every `ops` namespace has these, every `xp` namespace their numpy names; any
+    other primitive (a special function, an elementary function added since) is optional there."""
+    contract = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+    assert program.REAL_OP_NAMES == ("add", "sub", "mul", "div", "neg", *contract, "real")
+    assert {ELEMENTARY[n].xp_name for n in contract} <= set(xp.NAMESPACE_FUNCTIONS)
+    assert set(program.OPTIONAL_OP_NAMES) == set(PRIMITIVES) - set(contract)
+    assert set(xp.OPTIONAL_FUNCTIONS) == {PRIMITIVES[n].xp_name for n in program.OPTIONAL_OP_NAMES}

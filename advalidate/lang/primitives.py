@@ -12,13 +12,15 @@ Every list of these functions is derived from here: the surface built-ins and co
 (`ast`, `core`, `program`, `vectorise`), the reference domains (`numeric`, `arrays`, the `xp`
 namespace), the partial tables of seed 000 (`impl/seed000/rules.py`) and seed 004
 (`impl/seed004/rules.py`), the tagged numbers of the derivative operators (`nested.py`) and the
-symbolic oracle's sympy functions. Adding an elementary function is one row here, provided its
-partial calls only built-ins of the language (`CALLED`; seed 000's `d`-prefixed arithmetic has
-one primitive per name there, `impl/engine.py`).
+symbolic oracle's sympy functions. Adding an elementary function is one row here (in `_OPTIONAL`:
+the eight of `_REQUIRED` are the `ops` namespace's contract, docs/api.md, and a new one must not
+break a namespace written for them), provided its partial calls only built-ins of the language
+(`CALLED`; seed 000's `d`-prefixed arithmetic has one primitive per name there, `impl/engine.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -55,7 +57,8 @@ def _row(name: str, partial: Any, outside: Any = _none, why: str = "", xp: str =
 
 
 _NON_POSITIVE = "of a non-positive number"
-_TABLE = (
+# The functions every `ops` and `xp` namespace has (docs/api.md; `Special.required`).
+_REQUIRED = (
     _row("sin", lambda x, y, lib: lib.call("cos", x)),
     _row("cos", lambda x, y, lib: lib.neg(lib.call("sin", x))),
     _row("tan", lambda x, y, lib: lib.add(_one(y, lib), lib.mul(y, y)), _tan_pole, "at a pole"),
@@ -65,8 +68,13 @@ _TABLE = (
     _row("tanh", lambda x, y, lib: lib.sub(_one(y, lib), lib.mul(y, y))),
     _row("atan", lambda x, y, lib: lib.div(_one(y, lib), lib.add(_one(y, lib), lib.mul(x, x))), xp="arctan"),
 )  # fmt: skip
+# Functions added since: optional in `ops` and `xp` namespaces, as the special functions are.
+_OPTIONAL: tuple[Special, ...] = ()
+_TABLE = tuple(dataclasses.replace(r, required=True) for r in _REQUIRED) + _OPTIONAL
 ELEMENTARY: dict[str, Special] = {r.name: r for r in _TABLE}
 PRIMITIVES: dict[str, Special] = ELEMENTARY | SPECIALS
+#: The functions a namespace may lack (optional elementary, then special ones).
+OPTIONAL: tuple[str, ...] = tuple(r.name for r in PRIMITIVES.values() if not r.required)
 #: The unary real functions, elementary then special (the order of the built-ins everywhere).
 UNARY: tuple[str, ...] = (*ELEMENTARY, *specials.UNARY)
 

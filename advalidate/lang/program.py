@@ -26,7 +26,7 @@ from .gc_pause import paused_gc
 from .nested import TaggedOps
 from .numeric import DEFAULT_DPS, MpOps, ReferenceOps, reference_ops
 from .parser import parse_module
-from .primitives import ELEMENTARY
+from .primitives import ELEMENTARY, OPTIONAL
 from .specials import SPECIALS
 from .typecheck import typecheck_program
 from .types import Array, Type, any_part
@@ -36,9 +36,9 @@ from .xp import XpArrays, convert_xp
 DEFAULT_BUDGET = 10_000_000
 #: Digits of mp evaluation at most: the oracles use 50 to 80; a hundred million would take minutes per operation.
 MAX_DPS = 10_000
-REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", *ELEMENTARY, "real")
+REAL_OP_NAMES = ("add", "sub", "mul", "div", "neg", *(n for n, r in ELEMENTARY.items() if r.required), "real")
 # Optional in an `ops` namespace (docs/api.md): only programs that use them need them.
-SPECIAL_OP_NAMES = tuple(SPECIALS)
+OPTIONAL_OP_NAMES = OPTIONAL
 CMP_OP_NAMES = ("lt", "le", "gt", "ge")
 
 
@@ -130,7 +130,7 @@ def program_of_module(
 def numeric_prims(ops: Any) -> dict[str, Callable]:
     """The primitive table of the source language over an `ops` namespace."""
     prims: dict[str, Callable] = {name: getattr(ops, name) for name in REAL_OP_NAMES + CMP_OP_NAMES}
-    for name in SPECIAL_OP_NAMES:
+    for name in OPTIONAL_OP_NAMES:
         prims[name] = getattr(ops, name, None) or _missing(ops, name)
     prims["const"] = ops.const
     prims["arrays"] = VectorArrays(ops) if isinstance(ops, ReferenceOps) else OpsArrays(ops)

@@ -183,6 +183,9 @@ class Special:
     partial: Callable[[Any, Any, Lib], Any] | None = None
     #: sympy's function of that name (the symbolic oracle's rule), for an elementary function.
     sympy: str = ""
+    #: Whether every `ops` and `xp` namespace must have it (docs/api.md: the eight elementary
+    #: functions); the others are optional there, needed only by a program that calls them.
+    required: bool = False
 
     @property
     def xp_name(self) -> str:

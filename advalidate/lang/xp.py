@@ -46,7 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .arrays import ArrayRuntime, int_elementwise, py
-from .primitives import ELEMENTARY
+from .primitives import ELEMENTARY, OPTIONAL
 from .specials import SPECIALS
 from .types import Array, Int, List, Pair, Real, Sum, Type, Unit, is_bool, prune, show_type
 from .values import Inl, Inr
@@ -143,7 +143,8 @@ def _elementary_stub(name: str) -> Any:
 
 
 for _row in ELEMENTARY.values():
-    setattr(ArrayNamespace, _row.xp_name, _elementary_stub(_row.xp_name))
+    if _row.required:
+        setattr(ArrayNamespace, _row.xp_name, _elementary_stub(_row.xp_name))
 
 NAMESPACE_FUNCTIONS = tuple(n for n in ArrayNamespace.__dict__ if not n.startswith("_"))
 """The names an `xp` namespace provides."""
@@ -153,11 +154,11 @@ ELEMENTWISE = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divid
 ELEMENTWISE |= {name: row.xp_name for name, row in ELEMENTARY.items()}
 ELEMENTWISE |= {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 COMPARISONS = ("lt", "le", "gt", "ge")
-# The special functions (specials.py) are optional namespace functions, under numpy's names where
-# numpy has one (`power arctan2 minimum maximum`), else the language's (`erf`, `lgamma`, ...): only a
-# program that uses one needs it.
+# The special functions (specials.py), and the elementary functions that are not `required`, are
+# optional namespace functions, under numpy's names where numpy has one (`power arctan2 minimum
+# maximum`), else the language's (`erf`, `lgamma`, ...): only a program that uses one needs it.
 ELEMENTWISE |= {name: row.xp_name for name, row in SPECIALS.items()}
-SPECIAL_FUNCTIONS = tuple(ELEMENTWISE[name] for name in SPECIALS)
+OPTIONAL_FUNCTIONS = tuple(ELEMENTWISE[name] for name in OPTIONAL)
 
 
 class NumpyNamespace:
