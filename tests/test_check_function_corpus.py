@@ -202,6 +202,29 @@ def params_torch(factor: float) -> Callable:
     return f
 
 
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, w, x, factor):
+        ctx.save_for_backward(w, x)
+        ctx.factor = factor
+        return w * x
+
+    @staticmethod
+    def backward(ctx, g):
+        w, x = ctx.saved_tensors
+        return ctx.factor * g * x, g * w, None
+
+
+class ScaleModule(torch.nn.Module):
+    def __init__(self, factor: float) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.tensor([0.5, 2.0], dtype=torch.float64))
+        self.factor = factor
+
+    def forward(self, x):
+        return Scale.apply(self.weight, x, self.factor)
+
+
 # -- jax rules ----------------------------------------------------------------------------------
 
 
@@ -264,6 +287,19 @@ def argmax_jax(factor: float) -> Callable:
     return top
 
 
+def params_jax(factor: float) -> Callable:
+    @jax.custom_vjp
+    def scale(w, x):
+        return w * x
+
+    scale.defvjp(lambda w, x: (w * x, (w, x)), lambda r, g: (factor * g * r[1], g * r[0]))
+
+    def f(params, x):
+        return scale(params["w"], x) + params["b"][0]
+
+    return f
+
+
 ZEROS_POS = np.array([0.0, 0.7, 0.0, 1.3])
 NEAR_5E5 = np.array([5e5 - 20.0, 5e5 + 31.0, 5e5 + 2.5, 5e5 + 60.0])
 NEAR_17E9 = np.array([1.7e9 + 1234.0, 1.7e9 + 20000.5, 1.7e9 + 50321.25])
@@ -294,7 +330,6 @@ NOT_YET = {
     "float32-overflow-torch-wrong",
     "complex-torch-wrong",
     "complex-torch-right",
-    "pytree-dict-torch-wrong",
 }
 CASES += [
     *pair("float32-overflow", "torch", softplus32_torch, True, False, (np.array([95.0, 1.0], dtype=np.float32),)),
@@ -376,3 +411,14 @@ def test_second_order_is_judged_where_claimed_or_asked_for() -> None:
     assert res.status("fd2") == "not_applicable" and "once_differentiable" in res.verdict("fd2").detail
     with pytest.raises(ValueError, match="order"):
         adv.check_function(Once.apply, X3, framework="torch", order=3)
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0])
+def test_a_modules_parameters_are_differentiated_and_what_is_not_is_listed(factor: float) -> None:
+    module = ScaleModule(factor)
+    res = adv.check_function(lambda m, x, n: m(x) * n, module, torch.tensor(X3[:2]), 3, framework="torch")
+    assert outcome(res) == ("pass" if factor == 1.0 else "fail"), res.report()
+    assert "x0.weight: float64[2]" in res.arguments and "x2: int (not differentiated)" in res.arguments
+    if factor != 1.0:
+        assert res.verdict("fd").positions == ["x0.weight[0]", "x0.weight[1]"], res.report()
+    assert torch.equal(module.weight.detach(), torch.tensor([0.5, 2.0], dtype=torch.float64))  # left as it was

@@ -114,7 +114,7 @@ import numpy as np
 
 from ..differences import EPS, FiniteDifference, directional
 from .function_kink import check_beside, rays
-from .function_trees import _leaves, _pack, _to_numpy
+from .function_trees import _leaves, _pack, _to_numpy, flatten_arg
 from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
 from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
@@ -193,33 +193,47 @@ def _precision(a: Any) -> str:
 
 
 class _Args:
-    """The example arguments: which are differentiated, their shapes, and how to rebuild them."""
+    """The example arguments: which leaves are differentiated, their shapes, and how to rebuild
+    the arguments. An argument that is a tree (a dict, list or tuple, a JAX pytree, a torch
+    module's parameters: `function_trees.flatten_arg`) counts by its leaves (issue #40 item 4)."""
 
-    def __init__(self, args: Sequence[Any], argnums: Sequence[int] | int | None) -> None:
-        for i, a in enumerate(args):
+    def __init__(self, args: Sequence[Any], argnums: Sequence[int] | int | None, framework: str = "numpy") -> None:
+        self.args = list(args)
+        self.framework = framework
+        self.trees = [flatten_arg(a, framework) for a in args]
+        self.slots = [leaf for t in self.trees for leaf in t.leaves]
+        self.owner = [(i, path) for i, t in enumerate(self.trees) for path in t.paths]
+        self.has_trees = any(t.paths != [""] for t in self.trees)
+        for s, a in enumerate(self.slots):
             layout = str(getattr(a, "layout", "torch.strided"))
             if type(a).__module__.startswith("torch") and layout != "torch.strided":
                 raise _NotApplicable(
-                    f"argument {i} is a {layout.removeprefix('torch.')} tensor; only dense arguments are judged"
+                    f"argument {self.slot_name(s)} is a {layout.removeprefix('torch.')} tensor; "
+                    f"only dense arguments are judged"
                 )
-        self.args = list(args)
         if argnums is None:
-            self.diff = [i for i, a in enumerate(args) if _is_float(a)]
+            self.diff = [s for s, a in enumerate(self.slots) if _is_float(a)]
         else:
-            self.diff = [argnums] if isinstance(argnums, int) else list(argnums)
-            for i in self.diff:
-                if not 0 <= i < len(args) or not _is_float(args[i]):
+            wanted = [argnums] if isinstance(argnums, int) else list(argnums)
+            for i in wanted:
+                if not 0 <= i < len(args) or not any(_is_float(a) for a in self.trees[i].leaves):
                     raise TypeError(f"argument {i} is not a floating-point argument of f")
+            self.diff = [s for s, a in enumerate(self.slots) if self.owner[s][0] in wanted and _is_float(a)]
         if not self.diff:
             raise TypeError("f has no floating-point argument to differentiate")
-        for i, a in enumerate(args):
-            if i not in self.diff and np.iscomplexobj(_to_numpy(a)):
-                raise TypeError(f"argument {i} is complex; only real arguments are supported")
-        self.py_float = [isinstance(args[i], float) for i in self.diff]
-        self.shapes = [np.shape(_to_numpy(args[i])) for i in self.diff]
+        for s, a in enumerate(self.slots):
+            if s not in self.diff and np.iscomplexobj(_to_numpy(a)):
+                raise TypeError(f"argument {self.slot_name(s)} is complex; only real arguments are supported")
+        self.py_float = [isinstance(self.slots[s], float) for s in self.diff]
+        self.shapes = [np.shape(_to_numpy(self.slots[s])) for s in self.diff]
         self.sizes = [math.prod(s) for s in self.shapes]
-        self.x0 = np.concatenate([np.asarray(_to_numpy(args[i]), dtype=np.float64).ravel() for i in self.diff])
+        self.x0 = np.concatenate([np.asarray(_to_numpy(self.slots[s]), dtype=np.float64).ravel() for s in self.diff])
         self.n = self.x0.size
+
+    def slot_name(self, s: int) -> str:
+        """`x1` for a plain argument, `x0['w']` or `x0.weight` for a leaf of a tree."""
+        i, path = self.owner[s]
+        return f"x{i}{path}"
 
     def split(self, flat: np.ndarray) -> list[np.ndarray]:
         out, k = [], 0
@@ -228,34 +242,53 @@ class _Args:
             k += size
         return out
 
-    def rebuild(self, pieces: Sequence[Any], const: Callable[[Any], Any] = lambda a: a) -> list[Any]:
-        """The full argument list: `pieces` at the differentiated positions, `const(arg)` elsewhere."""
-        full = [const(a) for a in self.args]
-        for i, p in zip(self.diff, pieces):
-            full[i] = p
+    def leaves(self, pieces: Sequence[Any], const: Callable[[Any], Any]) -> list[Any]:
+        """Every leaf: `pieces` at the differentiated ones, `const(leaf)` elsewhere."""
+        full = [const(a) for a in self.slots]
+        for s, p in zip(self.diff, pieces):
+            full[s] = p
         return full
 
+    def rebuild(self, pieces: Sequence[Any], const: Callable[[Any], Any] = lambda a: a) -> list[Any]:
+        """The full argument list: `pieces` at the differentiated leaves, `const(leaf)` elsewhere."""
+        full, out, k = self.leaves(pieces, const), [], 0
+        for t in self.trees:
+            out.append(t.unflatten(full[k : k + len(t.leaves)]))
+            k += len(t.leaves)
+        return out
+
+    def modules(self, pieces: Sequence[Any], const: Callable[[Any], Any]) -> list[tuple[Any, dict[str, Any]]]:
+        """The torch modules among the arguments, each with the values its parameters take."""
+        full, out, k = self.leaves(pieces, const), [], 0
+        for t in self.trees:
+            if t.module is not None:
+                out.append((t.module, {p[1:]: v for p, v in zip(t.paths, full[k : k + len(t.leaves)], strict=True)}))
+            k += len(t.leaves)
+        return out
+
     def position(self, k: int) -> str:
-        """The name of flat element k: `x1[2, 0]` (argument 1, element (2, 0))."""
-        for i, shape, size in zip(self.diff, self.shapes, self.sizes):
+        """The name of flat element k: `x1[2, 0]` (argument 1, element (2, 0)), `x0['w'][1]`."""
+        for s, shape, size in zip(self.diff, self.shapes, self.sizes):
             if k < size:
                 if not shape:
-                    return f"x{i}"
-                return f"x{i}[{', '.join(str(j) for j in np.unravel_index(k, shape))}]"
+                    return self.slot_name(s)
+                return f"{self.slot_name(s)}[{', '.join(str(j) for j in np.unravel_index(k, shape))}]"
             k -= size
         raise IndexError(k)
 
     def describe(self) -> list[str]:
+        """Each leaf: its dtype and shape, and whether it is differentiated (what is not is listed)."""
         out = []
-        for i, a in enumerate(self.args):
+        for s, a in enumerate(self.slots):
             arr = _to_numpy(a)
-            if i in self.diff:
-                shape = self.shapes[self.diff.index(i)]
-                out.append(f"x{i}: float64{list(shape)}" if shape else f"x{i}: float64 scalar")
+            name = self.slot_name(s)
+            if s in self.diff:
+                shape = self.shapes[self.diff.index(s)]
+                out.append(f"{name}: float64{list(shape)}" if shape else f"{name}: float64 scalar")
             elif isinstance(arr, np.ndarray):
-                out.append(f"x{i}: {arr.dtype}{list(arr.shape)} (not differentiated)")
+                out.append(f"{name}: {arr.dtype}{list(arr.shape)} (not differentiated)")
             else:
-                out.append(f"x{i}: {type(a).__name__} (not differentiated)")
+                out.append(f"{name}: {type(a).__name__} (not differentiated)")
         return out
 
     def gradient(self, grads: Any) -> np.ndarray:
@@ -266,21 +299,28 @@ class _Args:
         if not isinstance(grads, tuple | list):
             raise _BadGradient(f"the reverse pass returned a {type(grads).__name__}, not one gradient per argument")
         grads = list(grads)
-        if len(grads) == len(self.args) and len(grads) != len(self.diff):
+        if len(grads) == len(self.args) and len(grads) != len(self.diff) and self.has_trees:
+            slots = []  # one gradient per argument, each a tree like its argument
+            for t, g in zip(self.trees, grads, strict=True):
+                slots += [None] * len(t.leaves) if g is None else flatten_arg(g, self.framework).leaves
+            if len(slots) != len(self.slots):
+                raise _BadGradient("the reverse pass returned gradients whose trees do not match the arguments")
+            grads = [slots[s] for s in self.diff]
+        elif len(grads) == len(self.args) and len(grads) != len(self.diff):
             grads = [grads[i] for i in self.diff]
         if len(grads) != len(self.diff):
             raise _BadGradient(
                 f"the reverse pass returned {len(grads)} gradients for {len(self.diff)} differentiated arguments"
             )
         out = []
-        for i, g, shape in zip(self.diff, grads, self.shapes):
+        for s, g, shape in zip(self.diff, grads, self.shapes):
             if g is None:
                 out.append(np.zeros(math.prod(shape)))
                 continue
             arr = np.asarray(_to_numpy(g), dtype=np.float64)
             if arr.shape != shape and not (arr.size == 1 and math.prod(shape) == 1):
-                got, want = list(arr.shape), list(shape)
-                raise _BadGradient(f"the gradient of x{i} has shape {got}, but x{i} has shape {want}")
+                got, want, x = list(arr.shape), list(shape), self.slot_name(s)
+                raise _BadGradient(f"the gradient of {x} has shape {got}, but {x} has shape {want}")
             out.append(arr.ravel())
         return np.concatenate(out)
 
@@ -504,7 +544,15 @@ class _TorchDriver(_Driver):
         return self.torch.as_tensor(a) if isinstance(a, np.ndarray) else a
 
     def g(self, *pieces: Any) -> Any:
-        return self.f(*self.args.rebuild(pieces, self.const))
+        """f at the pieces; a module argument's parameters take their pieces for the call."""
+        full = self.args.rebuild(pieces, self.const)
+        with contextlib.ExitStack() as stack:
+            for module, values in self.args.modules(pieces, self.const):
+                stack.enter_context(self.torch.nn.utils.stateless._reparametrize_module(module, values))
+            return self.f(*full)
+
+    def call(self, flat: np.ndarray) -> Any:
+        return self.g(*self.pieces(flat))
 
     def value(self, flat: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
@@ -528,7 +576,7 @@ class _TorchDriver(_Driver):
         xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(flat)]
         leaves: list[Any] = []
         _leaves(self.g(*xs), leaves)
-        kept = [(f"input x{i}", x) for i, x in zip(self.args.diff, xs)]
+        kept = [(f"input {self.args.slot_name(s)}", x) for s, x in zip(self.args.diff, xs)]
         kept += [(f"output {j}", y) for j, y in enumerate(leaves) if isinstance(y, torch.Tensor)]
         before = [t.detach().clone() for _, t in kept]
         cot: list[Any] = []
@@ -1215,7 +1263,7 @@ def check_function(
     if isinstance(getattr(f, "__self__", None), type):  # e.g. a torch.autograd.Function's apply
         name = f"{f.__self__.__name__}.{f.__name__}"
     try:
-        args = _Args(example_args, argnums)
+        args = _Args(example_args, argnums, framework)
         driver = _DRIVERS[framework](f, args, vjp, jvp)
     except _NotApplicable as exc:
         result = FunctionCheckResult(name, framework, [], "", seed, directions, [])
@@ -1288,7 +1336,7 @@ def _judge(
         from .function_order import second_order
 
         def judge(g: Callable, example: list[Any]) -> Verdict:
-            inner = type(driver)(g, _Args(example, None), None, None)
+            inner = type(driver)(g, _Args(example, None, driver.framework), None, None)
             inner.trust_marks, inner.watch = False, driver.watch
             return _judge(inner, "first-order pass", label, ["fd"], seed, directions, False, kink_rule).verdicts[0]
 

@@ -101,7 +101,8 @@ def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
 
         def g_torch(*pieces: Any) -> tuple:
             with torch.enable_grad():
-                xs = [p if p.requires_grad else p.detach().requires_grad_(True) for p in pieces]
+                ts = [torch.as_tensor(p, dtype=torch.float64) for p in pieces]  # a Python float too
+                xs = [t if t.requires_grad else t.detach().requires_grad_(True) for t in ts]
                 leaves: list[Any] = []
                 _leaves(driver.g(*xs), leaves)
                 cot: list[Any] = []
@@ -113,7 +114,7 @@ def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
                 ]
                 if not pairs:
                     return tuple(torch.zeros_like(x) for x in xs)
-                create = any(p.requires_grad for p in pieces)
+                create = any(t.requires_grad for t in ts)
                 grads = torch.autograd.grad(
                     [p[0] for p in pairs], xs, [p[1] for p in pairs], create_graph=create, allow_unused=True
                 )

@@ -1,11 +1,13 @@
 """Values check_function passes between the user's framework and numpy: arrays of any framework
 as numpy (`_to_numpy`), and nested outputs (tuples / lists of arrays) flattened into leaves and
-rebuilt (`_leaves`, `_pack`). A module of its own so that `function` and `function_order` share
+rebuilt (`_leaves`, `_pack`); arguments that are trees (dicts, lists, tuples, JAX pytrees, torch
+modules) as their leaves (`flatten_arg`). A module of its own so that `function` and `function_order` share
 them without importing each other."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,3 +49,67 @@ def _pack(struct: Any, leaves: Iterator[Any]) -> Any:
         return next(leaves)
     kind, children = struct
     return kind(_pack(c, leaves) for c in children)
+
+
+# -- arguments as trees of leaves (issue #40 item 4) ---------------------------------------------
+
+
+@dataclass
+class ArgTree:
+    """One argument of f as its leaves: their paths (`['w']`, `[0]`, `.weight`), how to rebuild
+    the argument from leaves, and the torch module whose parameters the leaves are (if any)."""
+
+    leaves: list[Any]
+    paths: list[str]
+    unflatten: Callable[[list[Any]], Any]
+    module: Any = None
+
+
+def flatten_arg(a: Any, framework: str) -> ArgTree:
+    """The leaves of an argument: a torch nn.Module's named parameters; for JAX every registered
+    pytree (jax.tree_util); else dicts, lists and tuples (namedtuples included), recursively. An
+    array or a number is one leaf with the path ""."""
+    if framework == "torch" and _is_module(a):
+        named = list(a.named_parameters())
+        return ArgTree([p.detach() for _, p in named], [f".{n}" for n, _ in named], lambda _ls: a, a)
+    if framework == "jax":
+        import jax
+
+        pairs, treedef = jax.tree_util.tree_flatten_with_path(a)
+        return ArgTree([v for _, v in pairs], [jax.tree_util.keystr(p) for p, _ in pairs], treedef.unflatten)
+    return _own_tree(a)
+
+
+def _is_module(a: Any) -> bool:
+    return any(c.__module__.startswith("torch.nn") and c.__name__ == "Module" for c in type(a).__mro__)
+
+
+def _own_tree(a: Any) -> ArgTree:
+    if isinstance(a, dict):
+        keys = list(a)
+        subs = [_own_tree(a[k]) for k in keys]
+        paths = [f"[{k!r}]{p}" for k, s in zip(keys, subs, strict=True) for p in s.paths]
+        kind = type(a)
+        return ArgTree([v for s in subs for v in s.leaves], paths, lambda ls: kind(zip(keys, _split(subs, ls))))
+    if isinstance(a, list | tuple):
+        subs = [_own_tree(v) for v in a]
+        paths = [f"[{i}]{p}" for i, s in enumerate(subs) for p in s.paths]
+        kind = type(a)
+        named = hasattr(a, "_fields")
+
+        def unflatten(ls: list[Any]) -> Any:
+            vals = _split(subs, ls)
+            return kind(*vals) if named else kind(vals)
+
+        return ArgTree([v for s in subs for v in s.leaves], paths, unflatten)
+    return ArgTree([a], [""], lambda ls: ls[0])
+
+
+def _split(subs: list[ArgTree], leaves: list[Any]) -> list[Any]:
+    """Each sub-tree rebuilt from its share of `leaves`."""
+    out, k = [], 0
+    for s in subs:
+        n = len(s.leaves)
+        out.append(s.unflatten(leaves[k : k + n]))
+        k += n
+    return out
