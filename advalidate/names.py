@@ -30,6 +30,11 @@ ENGINES: dict[str, str] = {
     "compiled": "advalidate.impl.seed004.compiled:CompiledStage",
 }
 
+#: Seed 001's elimination of derivative operators, `(stage, program) -> core program`: what every
+#: stage that supports "nested" translates a program with `grad` / `vjp` / `jvp` into first
+#: (`seed000.stage.Stage.eliminate`). Seed 001 builds on seed 000, so seed 000 loads it by name.
+ELIMINATE = "advalidate.impl.seed001:eliminate_for_stage"
+
 #: Adapters for outside AD systems (advalidate.impl.adapters): name -> (`module:attr` of its class,
 #: the library it needs, the pip extra that installs it). Imported only when asked for, so the
 #: libraries stay optional.

@@ -1,4 +1,7 @@
-"""Engine names, construction and loading of plug-in engines by `module:attr`."""
+"""Engine names, construction and loading of plug-in engines by `module:attr`.
+
+The registry knows no seed: the built-in engines are the `module:attr` strings of `names.ENGINES`
+and `names.ADAPTERS`, imported when one is asked for."""
 
 from __future__ import annotations
 
@@ -10,22 +13,6 @@ from typing import Any
 from ..lang.errors import AdvError
 from ..lang.program import Program
 from ..names import ADAPTERS, ENGINES, load
-from .engine import Stage
-
-
-def eliminate_derivatives(stage: Stage, prog: Program) -> Any:
-    """Seed 001's elimination of derivative operators, for every stage that supports "nested"
-    (`Stage.eliminate`): composed here, where the engines are registered, so the engine base
-    (`engine.py`) imports no seed."""
-    from .seed001 import Declined, eliminated
-
-    try:
-        return eliminated(prog)
-    except Declined as exc:
-        raise Declined(f"stage `{stage.name}` ({stage.section}) declines: {exc}") from exc
-
-
-Stage.eliminate = eliminate_derivatives
 
 
 class EngineError(AdvError):
@@ -167,9 +154,7 @@ def load_engine(spec: str) -> Any:
 
 def show(prog: Program, stage: str) -> str:
     """The program transformed by `stage`, as text (the paper's D[t] for that stage)."""
-    from .seed004.compiled import CompiledStage
-
     eng = engine(stage)
-    if not isinstance(eng, (Stage, CompiledStage)):
+    if not callable(getattr(eng, "show", None)):
         raise EngineError(f"engine {stage!r} is not a code transformation and has no target program to show")
     return eng.show(prog)

@@ -18,8 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ...lang.types import Type
-from ..engine import FEATURES, Stage, StageRuntime
+from ..engine import FEATURES
 from . import cotangent as ct
+from .stage import Stage, StageRuntime
 from .staging import StagedRules, StagingMap
 from .wrapper import deinterleave, interleave
 

@@ -17,17 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ...lang.values import Inl, Inr
+from ..engine import Counter
 
 Path = tuple[Any, "Path"] | None  # (step, parent); step is 0 / 1 for tuple components or "v" for Inl/Inr
-
-
-class Counter:
-    """A mutable cost counter shared by a stage's runtime pieces."""
-
-    __slots__ = ("n",)
-
-    def __init__(self) -> None:
-        self.n = 0
 
 
 def nodes(tree: Any) -> int:

@@ -27,9 +27,10 @@ from ...lang.numeric import DEFAULT_DPS
 from ...lang.program import DEFAULT_BUDGET, Program
 from ...lang.types import Type
 from ...lang.values import check_value, convert, flatten, unflatten
-from ..engine import ARRAY_FEATURES, Back, DerivArith, Stage, StageRuntime, _in_domain, value_size
+from ..engine import ARRAY_FEATURES, Back, DerivArith, _in_domain, value_size
 from .cotangent import Counter
 from .rules import partials, scale
+from .stage import Stage, StageRuntime
 from .transform import Transformer
 from .wrapper import interleave, primal
 

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...lang.types import Type
-from ..engine import ARRAY_FEATURES, Stage, StageRuntime
+from ..engine import ARRAY_FEATURES
+from .stage import Stage, StageRuntime
 from .staging import StagedRules
 from .wrapper import deinterleave, interleave
 

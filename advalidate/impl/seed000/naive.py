@@ -21,9 +21,10 @@ from typing import Any
 from ...lang import core as C
 from ...lang.errors import BudgetError
 from ...lang.types import Type
-from ..engine import FEATURES, Stage, StageRuntime
+from ..engine import FEATURES
 from . import cotangent as ct
 from .rules import partials, scale
+from .stage import Stage, StageRuntime
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 

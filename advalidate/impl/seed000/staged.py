@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang.types import Type
-from ..engine import FEATURES, Stage, StageRuntime
+from ..engine import FEATURES
 from . import cotangent as ct
+from .stage import Stage, StageRuntime
 from .staging import StagedRules, StagingMap
 from .wrapper import deinterleave, interleave
 

@@ -21,8 +21,9 @@ from typing import Any
 
 from ...lang import core as C
 from ...lang.types import Type
-from ..engine import ARRAY_FEATURES, Stage, StageRuntime
+from ..engine import ARRAY_FEATURES
 from .rules import as_value, partials
+from .stage import Stage, StageRuntime
 from .transform import Transformer
 from .wrapper import deinterleave, interleave
 

@@ -10,7 +10,32 @@ eliminated too.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .eliminate import Declined, eliminate, eliminated, eliminated_size, specialise
 from .rewrite import BeyondLanguage
 
-__all__ = ["BeyondLanguage", "Declined", "eliminate", "eliminated", "eliminated_size", "specialise"]
+if TYPE_CHECKING:
+    from ...lang import core as C
+    from ...lang.program import Program
+    from ..seed000.stage import Stage
+
+__all__ = [
+    "BeyondLanguage",
+    "Declined",
+    "eliminate",
+    "eliminate_for_stage",
+    "eliminated",
+    "eliminated_size",
+    "specialise",
+]
+
+
+def eliminate_for_stage(stage: Stage, prog: Program) -> C.CExpr:
+    """The elimination every stage that supports "nested" runs first (registered as
+    `names.ELIMINATE`, so seed 000 reaches it without importing this package): a decline names
+    the stage."""
+    try:
+        return eliminated(prog)
+    except Declined as exc:
+        raise Declined(f"stage `{stage.name}` ({stage.section}) declines: {exc}") from exc

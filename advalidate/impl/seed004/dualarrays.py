@@ -30,7 +30,8 @@ from ...lang import core as C
 from ...lang.arrays import VectorArrays, py
 from ...lang.deep import run_deep
 from ...lang.program import Program
-from ..engine import ARRAY_FEATURES, Stage
+from ..engine import ARRAY_FEATURES
+from ..seed000.stage import Stage
 from ..seed000.transform import Transformer
 from . import delta as D
 from .contract import Contraction, contraction, count_and_apply

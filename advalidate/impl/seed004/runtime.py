@@ -20,8 +20,8 @@ import mpmath
 import numpy as np
 
 from ...lang.types import Type
-from ..engine import StageRuntime
 from ..seed000.cotangent import Counter
+from ..seed000.stage import StageRuntime
 from ..seed000.wrapper import deinterleave, interleave
 from . import delta as D
 from .rules import MINUS_ONE, ONE, Numeric, partials

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang import core as C
-from ..engine import ARRAY_FEATURES, Stage
+from ..engine import ARRAY_FEATURES
+from ..seed000.stage import Stage
 from ..seed000.transform import Transformer
 from .runtime import DeltaRuntime
 
