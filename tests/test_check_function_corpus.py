@@ -168,6 +168,29 @@ def softplus32_torch(naive: bool) -> Callable:
     return Softplus.apply
 
 
+def versine_slope(x, naive: bool):
+    """d/dx (1 - cos x) / x²: naive, two terms of size x² cancel to x⁴/12 (float32 keeps nothing
+    of it at x = 0.02); else its series, exact to float64 for |x| < 0.1."""
+    if naive:
+        return (x * torch.sin(x) - 2 * (1 - torch.cos(x))) / x**3 if isinstance(x, torch.Tensor) else None
+    return -x / 12 + x**3 / 180 - x**5 / 6720 + x**7 / 453600
+
+
+def versine_torch(naive: bool) -> Callable:
+    class Versine(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (1 - torch.cos(x)) / x**2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * versine_slope(x, naive)
+
+    return Versine.apply
+
+
 def complex_torch(conjugated: bool) -> Callable:
     class Square(torch.autograd.Function):
         @staticmethod
@@ -287,6 +310,20 @@ def argmax_jax(factor: float) -> Callable:
     return top
 
 
+def versine_jax(naive: bool) -> Callable:
+    @jax.custom_vjp
+    def versine(x):
+        return (1 - jnp.cos(x)) / x**2
+
+    def slope(x):
+        if naive:
+            return (x * jnp.sin(x) - 2 * (1 - jnp.cos(x))) / x**3
+        return -x / 12 + x**3 / 180 - x**5 / 6720 + x**7 / 453600
+
+    versine.defvjp(lambda x: (versine(x), x), lambda x, g: (g * slope(x),))
+    return versine
+
+
 def params_jax(factor: float) -> Callable:
     @jax.custom_vjp
     def scale(w, x):
@@ -327,14 +364,21 @@ CASES = [
 ]
 #: Cases check_function does not judge yet (strict xfail: each one fixed is removed from here).
 NOT_YET = {
-    "float32-overflow-torch-wrong",
     "complex-torch-wrong",
     "complex-torch-right",
 }
+SMALL32 = np.array([0.02, -0.035, 0.05], dtype=np.float32)
 CASES += [
     *pair("float32-overflow", "torch", softplus32_torch, True, False, (np.array([95.0, 1.0], dtype=np.float32),)),
     *pair("complex", "torch", complex_torch, False, True, (np.array([0.5 + 1j, -1.0 + 0.25j]),)),
     *pair("pytree-dict", "torch", params_torch, 2.0, 1.0, ({"w": np.array([0.5, 2.0]), "b": 1.0}, X3[:2])),
+    *pair("pytree-dict", "jax", params_jax, 2.0, 1.0, ({"w": np.array([0.5, 2.0]), "b": [1.0]}, X3[:2])),
+    *pair("float32-cancellation", "torch", versine_torch, True, False, (SMALL32,)),
+    *pair("float32-cancellation", "jax", versine_jax, True, False, (SMALL32,)),
+    pytest.param(
+        Case("bfloat16-right", "torch", sine_torch(False), (torch.tensor(X3, dtype=torch.bfloat16),), False),
+        id="bfloat16-torch-right",
+    ),
 ]
 CASES = [
     pytest.param(*c.values, id=c.id, marks=pytest.mark.xfail(strict=True, reason="issue #40: not judged yet"))

@@ -114,6 +114,8 @@ import numpy as np
 
 from ..differences import EPS, FiniteDifference, directional
 from .function_kink import check_beside, rays
+from .function_precision import LOW_K, UNIT_ROUNDOFF, dtype_name
+from .function_precision import describe as describe_dtypes
 from .function_trees import _leaves, _pack, _to_numpy, flatten_arg
 from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
@@ -225,6 +227,10 @@ class _Args:
             if s not in self.diff and np.iscomplexobj(_to_numpy(a)):
                 raise TypeError(f"argument {self.slot_name(s)} is complex; only real arguments are supported")
         self.py_float = [isinstance(self.slots[s], float) for s in self.diff]
+        #: Each differentiated leaf's dtype: the rule runs in it, the differences in float64.
+        self.dtypes = [dtype_name(self.slots[s]) for s in self.diff]
+        self.low = describe_dtypes(self.dtypes)
+        self.unit = max(UNIT_ROUNDOFF[d] for d in self.dtypes)
         self.shapes = [np.shape(_to_numpy(self.slots[s])) for s in self.diff]
         self.sizes = [math.prod(s) for s in self.shapes]
         self.x0 = np.concatenate([np.asarray(_to_numpy(self.slots[s]), dtype=np.float64).ravel() for s in self.diff])
@@ -283,8 +289,8 @@ class _Args:
             arr = _to_numpy(a)
             name = self.slot_name(s)
             if s in self.diff:
-                shape = self.shapes[self.diff.index(s)]
-                out.append(f"{name}: float64{list(shape)}" if shape else f"{name}: float64 scalar")
+                shape, dt = self.shapes[self.diff.index(s)], self.dtypes[self.diff.index(s)]
+                out.append(f"{name}: {dt}{list(shape)}" if shape else f"{name}: {dt} scalar")
             elif isinstance(arr, np.ndarray):
                 out.append(f"{name}: {arr.dtype}{list(arr.shape)} (not differentiated)")
             else:
@@ -414,17 +420,21 @@ class _Driver:
     def context(self) -> Any:
         return contextlib.nullcontext()
 
-    def array(self, a: np.ndarray) -> Any:
-        """A framework array (no gradient tracking) from a float64 numpy array."""
-        return a
+    def array(self, a: np.ndarray, dtype: str = "float64") -> Any:
+        """A framework array (no gradient tracking) of `dtype` from a float64 numpy array."""
+        return a.astype(dtype) if dtype != "float64" else a
 
     def const(self, a: Any) -> Any:
         """A non-differentiated argument as f receives it."""
         return a
 
-    def pieces(self, flat: np.ndarray) -> list[Any]:
+    def pieces(self, flat: np.ndarray, keep_dtypes: bool = False) -> list[Any]:
+        """The differentiated arguments from a flat vector: float64 (for the differences), or in
+        their own dtypes (`keep_dtypes`: for the rule under test)."""
+        dts = self.args.dtypes if keep_dtypes else ["float64"] * len(self.args.dtypes)
         return [
-            float(p) if py else self.array(p) for p, py in zip(self.args.split(flat), self.args.py_float, strict=True)
+            float(p) if py else self.array(p, dt)
+            for p, py, dt in zip(self.args.split(flat), self.args.py_float, dts, strict=True)
         ]
 
     def call(self, flat: np.ndarray) -> Any:
@@ -455,15 +465,15 @@ class _Driver:
         with self.context():
             if self.user_vjp is None:
                 return self.framework_vjp(flat, u)
-            full = self.args.rebuild(self.pieces(flat), self.const)
+            full = self.args.rebuild(self.pieces(flat, keep_dtypes=True), self.const)
             return self.args.gradient(self.user_vjp(self.out.unflat(u, self.array), *full))
 
     def jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
         with self.context():
             if self.user_jvp is None:
                 return self.framework_jvp(flat, v)
-            full = self.args.rebuild(self.pieces(flat), self.const)
-            ts = self.pieces(v)
+            full = self.args.rebuild(self.pieces(flat, keep_dtypes=True), self.const)
+            ts = self.pieces(v, keep_dtypes=True)
             t = ts[0] if len(ts) == 1 else tuple(ts)
             return self.out.flat(self.user_jvp(t, *full))
 
@@ -486,8 +496,8 @@ class _JaxDriver(_Driver):
     def context(self) -> Any:
         return self.jax.enable_x64(True) if hasattr(self.jax, "enable_x64") else contextlib.nullcontext()
 
-    def array(self, a: np.ndarray) -> Any:
-        return self.jnp.asarray(a, dtype=self.jnp.float64)
+    def array(self, a: np.ndarray, dtype: str = "float64") -> Any:
+        return self.jnp.asarray(a, dtype=getattr(self.jnp, dtype))
 
     def g(self, *pieces: Any) -> Any:
         return self.f(*self.args.rebuild(pieces, self.const))
@@ -508,17 +518,23 @@ class _JaxDriver(_Driver):
             return self.out.flat(self.g(*[self.array(p) for p in xs]))
 
     def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
-        xs = [self.array(p) for p in self.args.split(flat)]
-        _y, pullback = self.jax.vjp(self.g, *xs)
+        xs = [self.array(p, dt) for p, dt in zip(self.args.split(flat), self.args.dtypes, strict=True)]
+        y, pullback = self.jax.vjp(self.g, *xs)
         leaves: list[Any] = []
         _leaves(self.out.unflat(u, self.array), leaves)
+        ys: list[Any] = []
+        _leaves(y, ys)
         float0 = self.jax.dtypes.float0  # an integer output's cotangent (JAX's convention)
-        leaves = [np.zeros(np.shape(c), float0) if i else c for c, i in zip(leaves, self.out.integral, strict=True)]
+        leaves = [
+            np.zeros(np.shape(c), float0) if i else self.jnp.asarray(c, dtype=getattr(yl, "dtype", None))
+            for c, i, yl in zip(leaves, self.out.integral, ys, strict=True)
+        ]
         return self.args.gradient(pullback(_pack(self.out.struct, iter(leaves))))
 
     def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
-        xs = tuple(self.array(p) for p in self.args.split(flat))
-        ts = tuple(self.array(p) for p in self.args.split(v))
+        dts = self.args.dtypes
+        xs = tuple(self.array(p, dt) for p, dt in zip(self.args.split(flat), dts, strict=True))
+        ts = tuple(self.array(p, dt) for p, dt in zip(self.args.split(v), dts, strict=True))
         try:
             _y, ty = self.jax.jvp(self.g, xs, ts)
         except Exception as exc:
@@ -537,8 +553,8 @@ class _TorchDriver(_Driver):
 
         self.torch = torch
 
-    def array(self, a: np.ndarray) -> Any:
-        return self.torch.tensor(a, dtype=self.torch.float64)
+    def array(self, a: np.ndarray, dtype: str = "float64") -> Any:
+        return self.torch.tensor(a, dtype=getattr(self.torch, dtype))
 
     def const(self, a: Any) -> Any:
         return self.torch.as_tensor(a) if isinstance(a, np.ndarray) else a
@@ -573,7 +589,10 @@ class _TorchDriver(_Driver):
 
     def framework_vjp(self, flat: np.ndarray, u: np.ndarray) -> np.ndarray:
         torch = self.torch
-        xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(flat)]
+        xs = [
+            torch.tensor(p, dtype=getattr(torch, dt), requires_grad=True)
+            for p, dt in zip(self.args.split(flat), self.args.dtypes, strict=True)
+        ]
         leaves: list[Any] = []
         _leaves(self.g(*xs), leaves)
         kept = [(f"input {self.args.slot_name(s)}", x) for s, x in zip(self.args.diff, xs)]
@@ -582,7 +601,7 @@ class _TorchDriver(_Driver):
         cot: list[Any] = []
         _leaves(self.out.unflat(u, self.array), cot)
         pairs = [
-            (y, torch.as_tensor(c, dtype=torch.float64).reshape(y.shape))
+            (y, torch.as_tensor(c, dtype=y.dtype).reshape(y.shape))
             for y, c in zip(leaves, cot)
             if isinstance(y, torch.Tensor) and y.requires_grad and bool(np.any(_to_numpy(c)))
         ]  # an all-zero cotangent is left out: torch's path for an absent output gradient is checked
@@ -599,8 +618,9 @@ class _TorchDriver(_Driver):
 
     def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
         torch = self.torch
-        xs = tuple(self.array(p) for p in self.args.split(flat))
-        ts = tuple(self.array(p) for p in self.args.split(v))
+        dts = self.args.dtypes
+        xs = tuple(self.array(p, dt) for p, dt in zip(self.args.split(flat), dts, strict=True))
+        ts = tuple(self.array(p, dt) for p, dt in zip(self.args.split(v), dts, strict=True))
         try:
             _y, ty = torch.func.jvp(self.g, xs, ts)
             return self._tangents(ty)
@@ -696,6 +716,7 @@ class _Direction:
     fwd_error: str = ""
     fwd_missing: str = ""
     what: str = ""  # "" for a random cotangent on every output, else which output it is alone on
+    rounding: float = 0.0  # lower-precision arguments: how far D moves when they move by their rounding
 
 
 @dataclass
@@ -817,6 +838,8 @@ class _Checker:
             v = self.rng.standard_normal(self.args.n) * self.scale * ~self.fixed
             di = _Direction(u, v, what=what)
             di.fd = directional_fd(self.phi(u, v))
+            if self.args.low:
+                di.rounding = self.rounding_change(di)
             try:
                 di.rev = self.rev_at(self.x, u)
                 di.rev_error = self.repeat(di.rev, lambda u=u: self.rev_at(self.x, u), self.d.reverse_name)
@@ -837,6 +860,37 @@ class _Checker:
                     di.fwd_error = f"forward mode raised {type(exc).__name__}: {_first_line(exc)}"
             out.append(di)
         return out
+
+    def rounding_change(self, di: _Direction) -> float:
+        """How far the directional derivative D of f moves when the arguments move by one rounding
+        of their dtype (random signs): the conditioning a lower-precision rule is allowed, taken
+        from f's differences, never from the rule (`function_precision`)."""
+        if not isinstance(di.fd, FiniteDifference) or not di.fd.ok:
+            return 0.0
+        unit = np.concatenate(
+            [np.full(size, UNIT_ROUNDOFF[dt]) for size, dt in zip(self.args.sizes, self.args.dtypes, strict=True)]
+        )
+        moved = self.x * (1 + unit * self.jitter_rng.choice([-1.0, 1.0], size=self.x.shape))
+        fd = directional_fd(self.phi(di.u, di.v, np.where(self.fixed, self.x, moved)))
+        if isinstance(fd, str) or not fd.ok:
+            return math.inf
+        return abs(fd.central - di.fd.central) + fd.central_err + di.fd.central_err
+
+    def low_allowance(self, di: _Direction, size: float) -> tuple[float, str]:
+        """The tolerance a lower-precision rule gets, and its description ("" for float64)."""
+        if not self.args.low:
+            return 0.0, ""
+        tol = LOW_K * self.args.unit * size + K * di.rounding
+        return tol, (
+            f"; {self.args.low} arguments: {LOW_K:g} × unit roundoff {self.args.unit:.2g} × size + {K:g} × "
+            f"the change of D when they move by their rounding {di.rounding:.2g}"
+        )
+
+    def ulps(self, diff: float, ref: float, size: float) -> str:
+        """The error in ulps of the lower-precision dtype, for messages ("" for float64)."""
+        if not self.args.low:
+            return ""
+        return f" (in {self.args.low}: error {diff / (2 * self.args.unit * max(abs(ref), TINY * size)):.3g} ulps)"
 
     def repeat(self, first: np.ndarray, again: Callable[[], np.ndarray], name: str | None) -> str:
         """Why the rule is not deterministic ("" if it is): run again at the same point, its result
@@ -1017,7 +1071,8 @@ class _Checker:
         if rtol > MAX_RTOL:
             return _Outcome(INCONCLUSIVE, f"{noisy}: too noisy to judge derivatives")
         diff = abs(actual - fd.central)
-        tol = max(K * err, rtol * size)
+        low_tol, low_why = self.low_allowance(di, size)
+        tol = max(K * err, rtol * size, low_tol)
         if diff > tol:
             moved = K * self.jitter(side, di, fd.central, tol)
             tol = max(tol, min(moved, MAX_RTOL * size))  # the rule's own variation widens it so far only
@@ -1029,12 +1084,13 @@ class _Checker:
             abs_err=diff,
             rel_err=_rel(diff, abs(fd.central)),
             rel_tol=_rel(tol, abs(fd.central)),
-            tolerance=f"max({K:g} × FD error estimate {err:.2g}, {rtol:.2g} × size {size:.3g}, {K:g} × jitter) "
-            f"= {tol:.2g}" + (f" ({noisy})" if noisy else ""),
+            tolerance=f"max({K:g} × FD error estimate {err:.2g}, {rtol:.2g} × size {size:.3g}, {K:g} × jitter"
+            f"{low_why}) = {tol:.2g}" + (f" ({noisy})" if noisy else ""),
         )
+        ulps = self.ulps(diff, fd.central, size)
         if diff <= tol:
-            return _Outcome(PASS, f"{what} from {name} agrees with the finite differences", **kw)
-        detail = f"{what} = {actual:.15g} from {name}, but finite differences give {fd.central:.15g} ± {err:.2g}"
+            return _Outcome(PASS, f"{what} from {name}{ulps} agrees with the finite differences", **kw)
+        detail = f"{what} = {actual:.15g} from {name}{ulps}, but finite differences give {fd.central:.15g} ± {err:.2g}"
         if side == "rev" and self.args.n <= POSITIONS_MAX:
             grad, gerr = self.coordinate_fd(di.u)
             bad = [
@@ -1080,7 +1136,8 @@ class _Checker:
         rtol = DOT_RTOL if not noisy else rtol
         if rtol > MAX_RTOL:
             return _Outcome(INCONCLUSIVE, f"{noisy}: too noisy to judge derivatives")
-        tol = rtol * size
+        low_tol, low_why = self.low_allowance(di, size)
+        tol = max(rtol * size, 2 * low_tol)  # both modes round in the lower precision
         if not diff <= tol:
             moved = K * (self.jitter("rev", di) + self.jitter("fwd", di))
             tol = max(tol, min(moved, MAX_RTOL * size))
@@ -1092,7 +1149,7 @@ class _Checker:
             abs_err=diff,
             rel_err=_rel(diff, abs(b)),
             rel_tol=_rel(tol, abs(b)),
-            tolerance=f"max({rtol:.2g} × size {size:.3g}, {K:g} × jitter) = {tol:.2g}"
+            tolerance=f"max({rtol:.2g} × size {size:.3g}, {K:g} × jitter{low_why}) = {tol:.2g}"
             + (f" ({noisy})" if noisy else ""),
         )
         if diff <= tol:
