@@ -177,37 +177,84 @@ _MAYBE_ATOM = (C.Var, C.Fst, C.Snd, C.Let)
 _MAYBE_PAIR = (C.Var, C.Fst, C.Snd, C.PairC, C.Let)
 
 
-def _solid(e: C.CExpr) -> bool:
-    """Whether `e` simplifies to neither an atom nor a pair of atoms: such a binding is never
-    removed (only bindings of atoms and of pairs of atoms are)."""
-    if isinstance(e, C.Const):
-        return isinstance(e.value, float)
-    if isinstance(e, C.PairC):
-        return _solid(e.left) or _solid(e.right)
-    return not isinstance(e, _MAYBE_ATOM)
+def _tail(e: C.CExpr) -> C.CExpr:
+    while isinstance(e, C.Let):
+        e = e.body
+    return e
 
 
-def _bound(tail: C.CExpr) -> int:
-    """At least the nodes that `let v = tail` leaves (its `let` and its right-hand side), where `tail`
-    is the right-hand side after `let`-floating: none for an atom, the bindings of the solid
-    components for a pair (whether it is split or kept), the `let` and the code otherwise."""
-    if isinstance(tail, (C.Var, C.Fst, C.Snd)):
-        return 0
-    if isinstance(tail, C.Const):
-        return 2 if isinstance(tail.value, float) else 0
-    if isinstance(tail, C.PairC):
-        return sum(1 + size_at_least(p) for p in (tail.left, tail.right) if _solid(p))
-    return 1 + size_at_least(tail)
+def _fluid(e: C.CExpr) -> set[str]:
+    """The names `_Simplifier` may substitute or know as a pair: those bound by a `let` whose
+    right-hand side ends (after floating) in what may simplify to an atom, or in a pair. Any other
+    variable stays itself, and `fst v` / `snd v` of it stays a projection."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, C.Let):
+            t = _tail(x.rhs)
+            if isinstance(t, (C.Fst, C.Snd, C.PairC)) or _atom(t):
+                out.add(x.name)
+        stack.extend(C.subexprs(x))
+    return out
 
 
-def _bindings(rhs: C.CExpr) -> int:
-    """At least the nodes of the `let`s that floating moves out of `rhs`, and of the binding of its
-    final body (`_bound`)."""
-    n = 0
-    while isinstance(rhs, C.Let):
-        n += _bindings(rhs.rhs)
-        rhs = rhs.body
-    return n + _bound(rhs)
+class _LowerBound:
+    """`size_at_least`'s count, given the names that may be substituted or paired (`_fluid`)."""
+
+    def __init__(self, fluid: set[str]) -> None:
+        self.fluid = fluid
+
+    def stays(self, e: C.CExpr) -> bool:
+        """Whether `e` is `fst v` / `snd v` of a variable neither substituted nor paired: it stays
+        two nodes, neither an atom nor a pair."""
+        return isinstance(e, (C.Fst, C.Snd)) and isinstance(e.arg, C.Var) and e.arg.name not in self.fluid
+
+    def solid(self, e: C.CExpr) -> bool:
+        """Whether `e` simplifies to neither an atom nor a pair of atoms: such a binding is never
+        removed (only bindings of atoms and of pairs of atoms are)."""
+        if isinstance(e, C.Const):
+            return isinstance(e.value, float)
+        if isinstance(e, C.PairC):
+            return self.solid(e.left) or self.solid(e.right)
+        return self.stays(e) or not isinstance(e, _MAYBE_ATOM)
+
+    def bound(self, tail: C.CExpr) -> int:
+        """At least the nodes that `let v = tail` leaves (its `let` and its right-hand side), where
+        `tail` is the right-hand side after `let`-floating: none for what may be an atom, the
+        bindings of the solid components for a pair (whether it is split or kept), the `let` and
+        the code otherwise."""
+        if self.stays(tail):
+            return 3
+        if isinstance(tail, (C.Var, C.Fst, C.Snd)):
+            return 0
+        if isinstance(tail, C.Const):
+            return 2 if isinstance(tail.value, float) else 0
+        if isinstance(tail, C.PairC):
+            return sum(1 + self.size(p) for p in (tail.left, tail.right) if self.solid(p))
+        return 1 + self.size(tail)
+
+    def bindings(self, rhs: C.CExpr) -> int:
+        """At least the nodes of the `let`s that floating moves out of `rhs`, and of the binding
+        of its final body (`bound`)."""
+        n = 0
+        while isinstance(rhs, C.Let):
+            n += self.bindings(rhs.rhs)
+            rhs = rhs.body
+        return n + self.bound(rhs)
+
+    def size(self, e: C.CExpr) -> int:
+        n = 0
+        while isinstance(e, C.Let):  # iteratively: transformed code is mostly chains of `let`s
+            n += self.bindings(e.rhs)
+            e = e.body
+        if isinstance(e, (C.Fst, C.Snd)):
+            if self.stays(e):
+                return n + 2
+            return n + 1 + (0 if isinstance(e.arg, _MAYBE_PAIR) else self.size(e.arg))
+        for c in C.subexprs(e):
+            n += self.size(c)
+        return n + 1
 
 
 def size_at_least(e: C.CExpr) -> int:
@@ -217,19 +264,12 @@ def size_at_least(e: C.CExpr) -> int:
     Sound because the reductions only remove what is counted as removable here: a node other than a
     variable, a constant, a pair, a projection or a `let` is rebuilt as itself, and so is every
     node under it; a variable or a constant stays one node; a projection of what may be a known
-    pair (or an atom) may become one atom; a `let` whose right-hand side (after floating) may be an
-    atom may go, a pair bound by it may be split into bindings of its components or dropped when
-    it is a pair of atoms that nothing reads. Code whose names are not unique is returned as it
-    is, and this bound is below its node count too (each unit counted is a node of `e`)."""
-    n = 0
-    while isinstance(e, C.Let):  # iteratively: transformed code is mostly chains of `let`s
-        n += _bindings(e.rhs)
-        e = e.body
-    if isinstance(e, (C.Fst, C.Snd)):
-        return n + 1 + (0 if isinstance(e.arg, _MAYBE_PAIR) else size_at_least(e.arg))
-    for c in C.subexprs(e):
-        n += size_at_least(c)
-    return n + 1
+    pair (or an atom) may become one atom, and one of a variable outside `_fluid` stays; a `let`
+    whose right-hand side (after floating) may be an atom may go, a pair bound by it may be split
+    into bindings of its components or dropped when it is a pair of atoms that nothing reads. Code
+    whose names are not unique is returned as it is, and this bound is below its node count too
+    (each unit counted is a node of `e`)."""
+    return _LowerBound(_fluid(e)).size(e)
 
 
 def simplify(e: C.CExpr) -> C.CExpr:
