@@ -42,7 +42,7 @@ def fuzz_engine(
     AssertionError with a readable account of the findings otherwise.
     """
     from .fuzz.campaign import Campaign, CampaignConfig
-    from .fuzz.progress import make_progress
+    from .runner.progress import make_progress
 
     engines = list(engine) if isinstance(engine, (list, tuple)) else [engine]
     cfg = CampaignConfig(

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from advalidate.fuzz.campaign import Campaign, CampaignConfig
-from advalidate.fuzz.progress import status_line, summary_text
 from advalidate.fuzz.report import render_report
+from advalidate.runner.progress import status_line, summary_text
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -167,7 +167,7 @@ def test_finding_numbers_have_no_gaps_and_announced_findings_stay(campaign: Camp
 
     from rich.console import Console
 
-    from advalidate.fuzz.progress import RichProgress
+    from advalidate.runner.progress import RichProgress
 
     buf = io.StringIO()
     Console(file=buf, width=120).print(RichProgress(buf)._render(snap))

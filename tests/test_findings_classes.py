@@ -191,7 +191,7 @@ def test_the_fuzz_clip_is_the_oracles_clip_and_replay_never_prints_half_a_number
 
 def test_a_finding_without_labels_says_expected_once() -> None:
     """Issue #42 point 18: "expected, expected:" when a finding names no label."""
-    from advalidate.fuzz.progress import finding_lines
+    from advalidate.runner.progress import finding_lines
 
     f = {"dir": "f001-e-sin", "signature": "e: sin: wrong gradient", "occurrences": 1, "status": "shrunk"}
     f |= {"nodes_before": 9, "nodes_after": 3, "detail": "d", "expected": "1.0", "actual": "2.0"}

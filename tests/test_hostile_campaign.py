@@ -444,7 +444,7 @@ def test_replay_of_a_path_that_is_no_directory_says_so(path, words, capsys):
 
 
 def test_a_sweep_without_seconds_does_not_claim_0_s_left_before_an_op_is_done():
-    from advalidate.fuzz.progress import status_line
+    from advalidate.runner.progress import status_line
     from advalidate.sweep.campaign import SweepOptions, _Live
 
     live = _Live(SweepOptions(library="torch", out="o"), n_ops=3)
@@ -457,7 +457,7 @@ def test_a_sweep_without_seconds_does_not_claim_0_s_left_before_an_op_is_done():
 
 
 def test_the_sweep_summary_counts_verdicts_as_its_progress_line_does():
-    from advalidate.fuzz.progress import counts_text
+    from advalidate.runner.progress import counts_text
     from advalidate.sweep.campaign import SweepOptions, _Live
     from advalidate.sweep.cli import summary_text
 

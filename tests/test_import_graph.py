@@ -156,7 +156,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 #: Edges (importer unit, imported unit) still allowed against the order, each with its reason.
 DEPARTURES: dict[tuple[str, str], str] = {
     ("advalidate.fuzz", "advalidate.sweep"): "`advalidate fuzz replay` dispatches a sweep finding",
-    ("advalidate.sweep", "advalidate.fuzz"): "the worker pool and progress live in fuzz",
 }
 
 

@@ -567,7 +567,7 @@ def failure_entry(
     r: dict[str, Any], engine: str, kind: str, vs: list[dict[str, Any]], found_at: float
 ) -> dict[str, Any]:
     """One failure of `engine` (of `kind`) on program `r`, its oracles the witnesses `vs`: what a
-    candidate is made of, and what waits (in state.json too, `state_check.WAITING_FIELDS`)."""
+    candidate is made of, and what waits (in state.json too, `runner.state_check.WAITING_FIELDS`)."""
     vs = sorted(vs, key=lambda v: oracle_rank(v["oracle"]))
     return {
         "engine": engine,

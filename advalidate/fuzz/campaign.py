@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..cli_args import add_import_path
 from ..impl.registry import EngineError, is_plugin_spec
+from ..runner.outdir import OutDirError, OutLock, check_no_links, check_out
 from . import state
 from .book import Book, BookRules, Engines, Finding, oracle_tolerance
 from .errors import CampaignError
 from .findings import atomic_write_json, engine_pythonpath
 from .mix import campaign_mix
 from .mix import describe as describe_mix
-from .outdir import OutDirError, OutLock, check_no_links, check_out
 from .pool import Pool
 from .scheduler import HANG, Scheduler, exit_reason
 from .worker import SAMPLED_ORACLES, WorkerConfig, engine_label, load_engine_spec

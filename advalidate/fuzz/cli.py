@@ -280,8 +280,8 @@ def campaign_config(opts: FuzzOptions) -> CampaignConfig:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     opts = fuzz_options(args)
+    from ..runner.progress import make_progress
     from .campaign import Campaign, CampaignError
-    from .progress import make_progress
 
     corrupt = corrupt_findings(Path(args.out)) if args.resume else []
     progress = make_progress(args.progress, args.progress_interval)

@@ -125,7 +125,7 @@ def _allow_children() -> None:
     """Let this (daemonic) Dask worker process start the child processes that run the programs.
 
     multiprocessing refuses children to a daemonic process because it could not clean them up; ours
-    end themselves when their parent is gone (`worker._exit_with_parent`), and are daemonic too.
+    end themselves when their parent is gone (`runner.signals._exit_with_parent`), and are daemonic too.
     """
     multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
 

@@ -4,10 +4,10 @@
 that was stopped or killed: the same seed and engines, the next program index, the programs to run
 again first, every count, the findings and the failures still waiting. state.json lies in a
 directory people send each other, so what `--resume` reads back is checked field by field
-(`state_check`, shared with `sweep --resume`) before any of it is used, and a plug-in engine it
-names is never imported. `summary.json` is the campaign as the user reads it (and `progress.py`
+(`runner.state_check`, shared with `sweep --resume`) before any of it is used, and a plug-in engine it
+names is never imported. `summary.json` is the campaign as the user reads it (and `runner/progress.py`
 prints, `report.py` renders); its counts are those of the findings' `finding.json`.
-`outdir.py` (also shared with `sweep`) says what `--out` may hold; `clear_previous` removes what an
+`runner/outdir.py` (shared with `sweep`) says what `--out` may hold; `clear_previous` removes what an
 earlier campaign wrote there.
 """
 
@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
 from ..lang.reader import read_user_json
 from ..oracles.verdict import STATUSES
+from ..runner.outdir import OutDirError, plain_name
+from ..runner.state_check import checked_counts, checked_entry, checked_record, checked_rows, typed
 from .book import Book, Finding, finding_order
 from .errors import CampaignError
 from .findings import FINDING_JSON, culprit_name, mismatch, reason_class, verdict_labels, write_dir
 from .mix import describe as describe_mix
 from .mix import generate_kwargs
-from .outdir import OutDirError, plain_name
-from .state_check import checked_counts, checked_entry, checked_record, checked_rows, typed
 from .worker import SAMPLED_ORACLES
 
 if TYPE_CHECKING:

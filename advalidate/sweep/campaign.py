@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from advalidate.fuzz.outdir import OutDirError, OutLock, check_no_links, check_out
-from advalidate.fuzz.state_check import checked_record, typed
 from advalidate.lang.errors import UserFileError
 from advalidate.lang.reader import max_input_bytes, read_user_json
+from advalidate.runner.outdir import OutDirError, OutLock, check_no_links, check_out
+from advalidate.runner.state_check import checked_record, typed
 from advalidate.sweep.records import MODES
 from advalidate.sweep.worker import SweepConfig
 
@@ -251,7 +251,7 @@ def _run_locked(
 ) -> dict[str, Any]:
     """The sweep proper, in `out`, which this process holds the lock of; `results`: what results.jsonl
     holds (`_read_results`)."""
-    from advalidate.fuzz.pool import Pool
+    from advalidate.runner.pool import Pool
     from advalidate.sweep.worker import sweep_worker_main
 
     (out / OPTIONS).write_text(json.dumps(asdict(opts), indent=2, default=list) + "\n")

@@ -41,7 +41,7 @@ def add_commands(sub: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from advalidate.fuzz.progress import make_progress
+    from advalidate.runner.progress import make_progress
     from advalidate.sweep.campaign import SweepOptions, SweepUsageError, run_sweep
 
     opts = SweepOptions(
@@ -81,7 +81,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def summary_text(s: dict[str, Any], out: str) -> str:
     """The summary printed at the end; its verdicts counted as the progress line counts them."""
-    from advalidate.fuzz.progress import counts_text
+    from advalidate.runner.progress import counts_text
     from advalidate.sweep.campaign import counted
 
     v = s["verdicts"]

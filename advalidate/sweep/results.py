@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from advalidate.fuzz.outdir import plain_name
+from advalidate.runner.outdir import plain_name
 from advalidate.sweep.records import MODES
 
 FINDING_JSON = "finding.json"

@@ -1,6 +1,6 @@
 """The worker side of a sweep: one process checks one op at a time, record by record.
 
-Protocol (the fuzz campaign's pool, `advalidate.fuzz.pool`): the worker sends ("ready", pid),
+Protocol (the campaigns' shared pool, `advalidate.runner.pool`): the worker sends ("ready", pid),
 then for each task ("op", name) one ("partial", record result) per record and ("done", summary)
 at the end, so a sweep killed at an op's deadline keeps the records already checked.
 """
@@ -78,7 +78,7 @@ def task_error(name: str, exc: BaseException) -> tuple[str, dict[str, str]]:
 
 def sweep_worker_main(conn: Any, cfg: SweepConfig) -> None:
     """Entry point of a sweep worker process (spawn-safe)."""
-    from advalidate.fuzz.worker import detach_from_signals
+    from advalidate.runner.signals import detach_from_signals
 
     detach_from_signals()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
