@@ -324,6 +324,19 @@ def versine_jax(naive: bool) -> Callable:
     return versine
 
 
+def complex_jax(conjugated: bool) -> Callable:
+    @jax.custom_vjp
+    def quartic(z):
+        return jnp.abs(z * z) ** 2
+
+    def bwd(z, g):  # JAX's gradient of a real function of z is ∂/∂x - i ∂/∂y: 4 |z|² conj(z)
+        grad = g * 4 * jnp.abs(z) ** 2 * z
+        return (jnp.conj(grad) if conjugated else grad,)
+
+    quartic.defvjp(lambda z: (quartic(z), z), bwd)
+    return quartic
+
+
 def params_jax(factor: float) -> Callable:
     @jax.custom_vjp
     def scale(w, x):
@@ -363,14 +376,12 @@ CASES = [
     *pair("integer-output", "jax", argmax_jax, 1.5, 1.0, (X3,)),
 ]
 #: Cases check_function does not judge yet (strict xfail: each one fixed is removed from here).
-NOT_YET = {
-    "complex-torch-wrong",
-    "complex-torch-right",
-}
+NOT_YET: set[str] = set()
 SMALL32 = np.array([0.02, -0.035, 0.05], dtype=np.float32)
 CASES += [
     *pair("float32-overflow", "torch", softplus32_torch, True, False, (np.array([95.0, 1.0], dtype=np.float32),)),
     *pair("complex", "torch", complex_torch, False, True, (np.array([0.5 + 1j, -1.0 + 0.25j]),)),
+    *pair("complex", "jax", complex_jax, False, True, (np.array([0.5 + 1j, -1.0 + 0.25j]),)),
     *pair("pytree-dict", "torch", params_torch, 2.0, 1.0, ({"w": np.array([0.5, 2.0]), "b": 1.0}, X3[:2])),
     *pair("pytree-dict", "jax", params_jax, 2.0, 1.0, ({"w": np.array([0.5, 2.0]), "b": [1.0]}, X3[:2])),
     *pair("float32-cancellation", "torch", versine_torch, True, False, (SMALL32,)),
@@ -466,3 +477,13 @@ def test_a_modules_parameters_are_differentiated_and_what_is_not_is_listed(facto
     if factor != 1.0:
         assert res.verdict("fd").positions == ["x0.weight[0]", "x0.weight[1]"], res.report()
     assert torch.equal(module.weight.detach(), torch.tensor([0.5, 2.0], dtype=torch.float64))  # left as it was
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_complex_inputs_and_outputs_follow_each_librarys_convention(framework: str) -> None:
+    lib = torch if framework == "torch" else jnp
+    z = np.array([0.5 + 1j, -1.0 + 0.25j])
+    arg = torch.tensor(z) if framework == "torch" else z
+    res = adv.check_function(lambda z, x: lib.conj(z) * z**2 * x + lib.sin(z), arg, X3[:2], framework=framework)
+    assert {v.status for v in res.verdicts} == {"pass"}, res.report()
+    assert res.output == "complex128[2]" and "x0: complex128[2]" in res.arguments

@@ -116,7 +116,7 @@ from ..differences import EPS, FiniteDifference, directional
 from .function_kink import check_beside, rays
 from .function_precision import LOW_K, UNIT_ROUNDOFF, dtype_name
 from .function_precision import describe as describe_dtypes
-from .function_trees import _leaves, _pack, _to_numpy, flatten_arg
+from .function_trees import _leaves, _pack, _to_numpy, flatten_arg, from_real, real_view
 from .interrupt import CallWatch, TimedOut, run_watched
 from .tolerance import FUNCTION_DOT_RTOL as DOT_RTOL
 from .tolerance import FUNCTION_KINK_RTOL as KINK_RTOL
@@ -171,6 +171,19 @@ def _is_float(a: Any) -> bool:
     return isinstance(a, np.ndarray | np.generic) and a.dtype.kind == "f"
 
 
+def _is_inexact(a: Any) -> bool:
+    """A float or complex argument: differentiated (complex ones as pairs of reals)."""
+    if isinstance(a, complex):
+        return True
+    arr = _to_numpy(a)
+    return _is_float(a) or (isinstance(arr, np.ndarray | np.generic) and arr.dtype.kind == "c")
+
+
+def _wide(a: Any) -> str:
+    """The dtype the differences evaluate f in: complex128 for complex values, else float64."""
+    return "complex128" if np.iscomplexobj(a) else "float64"
+
+
 def _is_integral(a: Any) -> bool:
     """An integer or boolean output (Python or array of any framework)."""
     if isinstance(a, bool | int | np.integer | np.bool_):
@@ -188,7 +201,7 @@ def _precision(a: Any) -> str:
     if dtype is None:
         return ""
     name = str(dtype).removeprefix("torch.")
-    if name in ("float64", "double"):
+    if name in ("float64", "double", "complex128", "cdouble"):
         return ""
     low = ("float32", "float16", "bfloat16", "half", "float", "complex", "chalf", "cfloat", "cdouble")
     return name if name.startswith(low) else ""
@@ -214,26 +227,25 @@ class _Args:
                     f"only dense arguments are judged"
                 )
         if argnums is None:
-            self.diff = [s for s, a in enumerate(self.slots) if _is_float(a)]
+            self.diff = [s for s, a in enumerate(self.slots) if _is_inexact(a)]
         else:
             wanted = [argnums] if isinstance(argnums, int) else list(argnums)
             for i in wanted:
-                if not 0 <= i < len(args) or not any(_is_float(a) for a in self.trees[i].leaves):
+                if not 0 <= i < len(args) or not any(_is_inexact(a) for a in self.trees[i].leaves):
                     raise TypeError(f"argument {i} is not a floating-point argument of f")
-            self.diff = [s for s, a in enumerate(self.slots) if self.owner[s][0] in wanted and _is_float(a)]
+            self.diff = [s for s, a in enumerate(self.slots) if self.owner[s][0] in wanted and _is_inexact(a)]
         if not self.diff:
             raise TypeError("f has no floating-point argument to differentiate")
-        for s, a in enumerate(self.slots):
-            if s not in self.diff and np.iscomplexobj(_to_numpy(a)):
-                raise TypeError(f"argument {self.slot_name(s)} is complex; only real arguments are supported")
-        self.py_float = [isinstance(self.slots[s], float) for s in self.diff]
+        self.py_float = [isinstance(self.slots[s], float | complex) for s in self.diff]
+        #: Complex leaves are differentiated as pairs of reals (real parts, then imaginary parts).
+        self.complex = [bool(np.iscomplexobj(_to_numpy(self.slots[s]))) for s in self.diff]
         #: Each differentiated leaf's dtype: the rule runs in it, the differences in float64.
         self.dtypes = [dtype_name(self.slots[s]) for s in self.diff]
         self.low = describe_dtypes(self.dtypes)
         self.unit = max(UNIT_ROUNDOFF[d] for d in self.dtypes)
         self.shapes = [np.shape(_to_numpy(self.slots[s])) for s in self.diff]
-        self.sizes = [math.prod(s) for s in self.shapes]
-        self.x0 = np.concatenate([np.asarray(_to_numpy(self.slots[s]), dtype=np.float64).ravel() for s in self.diff])
+        self.sizes = [math.prod(s) * (2 if c else 1) for s, c in zip(self.shapes, self.complex, strict=True)]
+        self.x0 = np.concatenate([real_view(self.slots[s]) for s in self.diff])
         self.n = self.x0.size
 
     def slot_name(self, s: int) -> str:
@@ -242,9 +254,10 @@ class _Args:
         return f"x{i}{path}"
 
     def split(self, flat: np.ndarray) -> list[np.ndarray]:
+        """The differentiated leaves (float64, or complex128 from their real and imaginary parts)."""
         out, k = [], 0
-        for shape, size in zip(self.shapes, self.sizes):
-            out.append(np.asarray(flat[k : k + size], dtype=np.float64).reshape(shape))
+        for shape, size, c in zip(self.shapes, self.sizes, self.complex, strict=True):
+            out.append(from_real(flat[k : k + size], shape, c))
             k += size
         return out
 
@@ -274,11 +287,13 @@ class _Args:
 
     def position(self, k: int) -> str:
         """The name of flat element k: `x1[2, 0]` (argument 1, element (2, 0)), `x0['w'][1]`."""
-        for s, shape, size in zip(self.diff, self.shapes, self.sizes):
+        for s, shape, size, c in zip(self.diff, self.shapes, self.sizes, self.complex, strict=True):
             if k < size:
+                part = ("" if k < size // 2 else ".imag") if c else ""
+                k = k % (size // 2) if c else k
                 if not shape:
-                    return self.slot_name(s)
-                return f"{self.slot_name(s)}[{', '.join(str(j) for j in np.unravel_index(k, shape))}]"
+                    return self.slot_name(s) + part
+                return f"{self.slot_name(s)}[{', '.join(str(j) for j in np.unravel_index(k, shape))}]{part}"
             k -= size
         raise IndexError(k)
 
@@ -297,7 +312,7 @@ class _Args:
                 out.append(f"{name}: {type(a).__name__} (not differentiated)")
         return out
 
-    def gradient(self, grads: Any) -> np.ndarray:
+    def gradient(self, grads: Any, sign: float = 1.0) -> np.ndarray:
         """The flat gradient from what a reverse pass returned (one entry per differentiated
         argument, or per argument; a single array for a single argument; None for zero)."""
         if len(self.diff) == 1 and not isinstance(grads, tuple | list):
@@ -319,29 +334,35 @@ class _Args:
                 f"the reverse pass returned {len(grads)} gradients for {len(self.diff)} differentiated arguments"
             )
         out = []
-        for s, g, shape in zip(self.diff, grads, self.shapes):
+        for s, g, shape, c in zip(self.diff, grads, self.shapes, self.complex, strict=True):
             if g is None:
-                out.append(np.zeros(math.prod(shape)))
+                out.append(np.zeros(math.prod(shape) * (2 if c else 1)))
                 continue
-            arr = np.asarray(_to_numpy(g), dtype=np.float64)
+            arr = np.asarray(_to_numpy(g))
             if arr.shape != shape and not (arr.size == 1 and math.prod(shape) == 1):
                 got, want, x = list(arr.shape), list(shape), self.slot_name(s)
                 raise _BadGradient(f"the gradient of {x} has shape {got}, but {x} has shape {want}")
-            out.append(arr.ravel())
+            if c:  # torch's conjugate Wirtinger gradient ∂L/∂x + i ∂L/∂y (sign 1), JAX's conjugate of it (-1)
+                arr = np.asarray(arr, dtype=np.complex128).ravel()
+                out.append(np.concatenate([arr.real, sign * arr.imag]))
+            else:
+                out.append(np.asarray(arr, dtype=np.float64).ravel())
         return np.concatenate(out)
 
 
 class _Outputs:
     """The structure of f's output (fixed at the example arguments)."""
 
-    def __init__(self, y: Any, nondiff: Sequence[int] = ()) -> None:
+    def __init__(self, y: Any, nondiff: Sequence[int] = (), sign: float = 1.0) -> None:
         leaves: list[Any] = []
         self.struct = _leaves(y, leaves)
+        self.sign = sign  # a complex output's cotangent: re + sign · i · im (torch 1, JAX -1: conjugated)
         #: Integer and boolean outputs (an argmax, a mask) are not differentiable, in every library.
         self.integral = [_is_integral(leaf) for leaf in leaves]
         nondiff = (*nondiff, *(j for j, i in enumerate(self.integral) if i))
         self.py_float = []
         self.shapes = []
+        self.complex: list[bool] = []
         for j, leaf in enumerate(leaves):
             low = _precision(leaf) if j not in nondiff else ""
             if low:
@@ -349,11 +370,12 @@ class _Outputs:
                     f"output {j} of f is {low}: derivatives are judged in float64 only (finite differences "
                     f"of a lower-precision or complex output cannot support float64 tolerances)"
                 )
-            if not _is_float(leaf) and j not in nondiff:
+            if not _is_inexact(leaf) and j not in nondiff:
                 raise TypeError(f"output {j} of f is {leaf!r:.60}; outputs must be float scalars or float arrays")
             self.py_float.append(isinstance(leaf, float))
             self.shapes.append(np.shape(_to_numpy(leaf)))
-        self.sizes = [math.prod(s) for s in self.shapes]
+            self.complex.append(j not in nondiff and bool(np.iscomplexobj(_to_numpy(leaf))))
+        self.sizes = [math.prod(s) * (2 if c else 1) for s, c in zip(self.shapes, self.complex, strict=True)]
         self.m = sum(self.sizes)
         #: Output leaves excluded on both sides: marked non-differentiable by the library or by the caller.
         self.nondiff = sorted(set(nondiff))
@@ -373,24 +395,25 @@ class _Outputs:
         if len(leaves) != len(self.shapes):
             raise _BadGradient(f"f returned {len(leaves)} outputs here but {len(self.shapes)} at the example arguments")
         parts = []
-        for leaf, shape in zip(leaves, self.shapes):
-            arr = np.asarray(_to_numpy(leaf), dtype=np.float64)
+        for leaf, shape, c in zip(leaves, self.shapes, self.complex, strict=True):
+            arr = np.asarray(_to_numpy(leaf))
             if arr.size != math.prod(shape):
                 raise _BadGradient(f"an output has shape {list(arr.shape)}, expected {list(shape)}")
-            parts.append(arr.ravel())
+            parts.append(real_view(arr) if c else np.asarray(arr, dtype=np.float64).real.ravel())
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def unflat(self, flat: np.ndarray, make: Callable[[np.ndarray], Any]) -> Any:
         """An output-shaped value (a cotangent) from a flat vector; leaves through `make`."""
         leaves, k = [], 0
-        for shape, size, py in zip(self.shapes, self.sizes, self.py_float):
-            piece = np.asarray(flat[k : k + size], dtype=np.float64).reshape(shape)
+        for shape, size, py, c in zip(self.shapes, self.sizes, self.py_float, self.complex, strict=True):
+            piece = from_real(flat[k : k + size], shape, c, self.sign)
             leaves.append(float(piece) if py else make(piece))
             k += size
         return _pack(self.struct, iter(leaves))
 
     def describe(self) -> str:
-        items = [f"float64{list(s)}" if s else "float64 scalar" for s in self.shapes]
+        kinds = ["complex128" if c else "float64" for c in self.complex]
+        items = [f"{t}{list(s)}" if s else f"{t} scalar" for s, t in zip(self.shapes, kinds, strict=True)]
         return items[0] if self.struct is None else "(" + ", ".join(items) + ")"
 
 
@@ -403,6 +426,8 @@ class _Driver:
     framework = "numpy"
     reverse_name = "vjp="
     forward_name: str | None = None
+    #: Complex convention: torch's (and a vjp= rule's) gradient is ∂L/∂x + i ∂L/∂y, JAX's its conjugate.
+    conj_sign = 1.0
 
     def __init__(self, f: Callable, args: _Args, vjp: Callable | None, jvp: Callable | None) -> None:
         self.f, self.args, self.user_vjp, self.user_jvp = f, args, vjp, jvp
@@ -420,9 +445,9 @@ class _Driver:
     def context(self) -> Any:
         return contextlib.nullcontext()
 
-    def array(self, a: np.ndarray, dtype: str = "float64") -> Any:
-        """A framework array (no gradient tracking) of `dtype` from a float64 numpy array."""
-        return a.astype(dtype) if dtype != "float64" else a
+    def array(self, a: np.ndarray, dtype: str | None = None) -> Any:
+        """A framework array (no gradient tracking) of `dtype` (float64 or complex128 by default)."""
+        return a.astype(dtype or _wide(a))
 
     def const(self, a: Any) -> Any:
         """A non-differentiated argument as f receives it."""
@@ -431,7 +456,7 @@ class _Driver:
     def pieces(self, flat: np.ndarray, keep_dtypes: bool = False) -> list[Any]:
         """The differentiated arguments from a flat vector: float64 (for the differences), or in
         their own dtypes (`keep_dtypes`: for the rule under test)."""
-        dts = self.args.dtypes if keep_dtypes else ["float64"] * len(self.args.dtypes)
+        dts = self.args.dtypes if keep_dtypes else [None] * len(self.args.dtypes)
         return [
             float(p) if py else self.array(p, dt)
             for p, py, dt in zip(self.args.split(flat), self.args.py_float, dts, strict=True)
@@ -454,7 +479,7 @@ class _Driver:
     def start(self) -> np.ndarray:
         with self.context():
             y = self.call(self.args.x0)
-            self.out = _Outputs(y, (*self.nondiff, *self.marked_nondiff()))
+            self.out = _Outputs(y, (*self.nondiff, *self.marked_nondiff()), self.conj_sign)
             return self.out.flat(y)
 
     def value(self, flat: np.ndarray) -> np.ndarray:
@@ -466,7 +491,7 @@ class _Driver:
             if self.user_vjp is None:
                 return self.framework_vjp(flat, u)
             full = self.args.rebuild(self.pieces(flat, keep_dtypes=True), self.const)
-            return self.args.gradient(self.user_vjp(self.out.unflat(u, self.array), *full))
+            return self.args.gradient(self.user_vjp(self.out.unflat(u, self.array), *full), self.conj_sign)
 
     def jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
         with self.context():
@@ -482,6 +507,7 @@ class _JaxDriver(_Driver):
     framework = "jax"
     reverse_name = "jax.vjp"
     forward_name = "jax.jvp"
+    conj_sign = -1.0
 
     def __init__(self, *a: Any) -> None:
         super().__init__(*a)
@@ -496,8 +522,8 @@ class _JaxDriver(_Driver):
     def context(self) -> Any:
         return self.jax.enable_x64(True) if hasattr(self.jax, "enable_x64") else contextlib.nullcontext()
 
-    def array(self, a: np.ndarray, dtype: str = "float64") -> Any:
-        return self.jnp.asarray(a, dtype=getattr(self.jnp, dtype))
+    def array(self, a: np.ndarray, dtype: str | None = None) -> Any:
+        return self.jnp.asarray(a, dtype=getattr(self.jnp, dtype or _wide(a)))
 
     def g(self, *pieces: Any) -> Any:
         return self.f(*self.args.rebuild(pieces, self.const))
@@ -529,7 +555,7 @@ class _JaxDriver(_Driver):
             np.zeros(np.shape(c), float0) if i else self.jnp.asarray(c, dtype=getattr(yl, "dtype", None))
             for c, i, yl in zip(leaves, self.out.integral, ys, strict=True)
         ]
-        return self.args.gradient(pullback(_pack(self.out.struct, iter(leaves))))
+        return self.args.gradient(pullback(_pack(self.out.struct, iter(leaves))), self.conj_sign)
 
     def framework_jvp(self, flat: np.ndarray, v: np.ndarray) -> np.ndarray:
         dts = self.args.dtypes
@@ -553,8 +579,8 @@ class _TorchDriver(_Driver):
 
         self.torch = torch
 
-    def array(self, a: np.ndarray, dtype: str = "float64") -> Any:
-        return self.torch.tensor(a, dtype=getattr(self.torch, dtype))
+    def array(self, a: np.ndarray, dtype: str | None = None) -> Any:
+        return self.torch.tensor(a, dtype=getattr(self.torch, dtype or _wide(a)))
 
     def const(self, a: Any) -> Any:
         return self.torch.as_tensor(a) if isinstance(a, np.ndarray) else a
@@ -581,7 +607,7 @@ class _TorchDriver(_Driver):
         if self.user_vjp is not None or not self.trust_marks:
             return ()
         torch = self.torch
-        xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in self.args.split(self.args.x0)]
+        xs = [torch.tensor(p, requires_grad=True) for p in self.args.split(self.args.x0)]  # float64 or complex128
         with torch.enable_grad():
             leaves: list[Any] = []
             _leaves(self.g(*xs), leaves)
@@ -643,7 +669,7 @@ class _TorchDriver(_Driver):
         _leaves(ty, leaves)
         out = []
         for leaf, shape in zip(leaves, self.out.shapes):
-            out.append(np.zeros(math.prod(shape)) if leaf is None else _to_numpy(leaf).astype(np.float64).ravel())
+            out.append(np.zeros(math.prod(shape)) if leaf is None else real_view(leaf))
         return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -659,6 +685,8 @@ class _AutogradDriver(_Driver):
         import autograd
         import autograd.numpy as anp
 
+        if any(self.args.complex):
+            raise _NotApplicable("complex arguments are judged for torch, jax and numpy, not autograd")
         self.autograd, self.anp = autograd, anp
 
     def g(self, flat: Any) -> Any:

@@ -48,7 +48,7 @@ def _torch_rules(driver: _Driver) -> tuple[list[str], list[str]]:
     import torch
     from torch.autograd.function import BackwardCFunction
 
-    xs = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in driver.args.split(driver.args.x0)]
+    xs = [torch.tensor(p, requires_grad=True) for p in driver.args.split(driver.args.x0)]  # float64 or complex128
     with torch.enable_grad():
         leaves: list[Any] = []
         _leaves(driver.g(*xs), leaves)
@@ -101,14 +101,14 @@ def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
 
         def g_torch(*pieces: Any) -> tuple:
             with torch.enable_grad():
-                ts = [torch.as_tensor(p, dtype=torch.float64) for p in pieces]  # a Python float too
+                ts = [p if isinstance(p, torch.Tensor) else torch.as_tensor(np.asarray(p)) for p in pieces]
                 xs = [t if t.requires_grad else t.detach().requires_grad_(True) for t in ts]
                 leaves: list[Any] = []
                 _leaves(driver.g(*xs), leaves)
                 cot: list[Any] = []
                 _leaves(out.unflat(u, driver.array), cot)
                 pairs = [
-                    (y, torch.as_tensor(c, dtype=torch.float64).reshape(y.shape))
+                    (y, torch.as_tensor(c, dtype=y.dtype).reshape(y.shape))
                     for y, c, integral in zip(leaves, cot, out.integral, strict=True)
                     if not integral and isinstance(y, torch.Tensor) and y.requires_grad and np.any(_to_numpy(c))
                 ]

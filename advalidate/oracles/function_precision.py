@@ -16,20 +16,37 @@ from __future__ import annotations
 from typing import Any
 
 #: The unit roundoff of each floating dtype (half an ulp of 1).
-UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+UNIT_ROUNDOFF = {
+    "float64": 2.0**-53,
+    "float32": 2.0**-24,
+    "float16": 2.0**-11,
+    "bfloat16": 2.0**-8,
+    "complex128": 2.0**-53,
+    "complex64": 2.0**-24,
+}
+#: The dtypes the differences themselves evaluate f in (not lower precision).
+WIDE = ("float64", "complex128")
 #: A lower-precision rule may be off by this many units of its dtype's rounding of the size of its terms.
 LOW_K = 16.0
 
 
 def dtype_name(a: Any) -> str:
-    """The floating dtype of an argument ("float64" for Python floats and anything unknown)."""
+    """The floating or complex dtype of an argument ("float64" for Python floats and anything unknown)."""
     name = str(getattr(a, "dtype", "float64")).removeprefix("torch.")
-    aliases = {"float": "float32", "double": "float64", "half": "float16"}
+    aliases = {
+        "float": "float32",
+        "double": "float64",
+        "half": "float16",
+        "cfloat": "complex64",
+        "cdouble": "complex128",
+    }
     name = aliases.get(name, name)
+    if isinstance(a, complex):
+        return "complex128"
     return name if name in UNIT_ROUNDOFF else "float64"
 
 
 def describe(dtypes: list[str]) -> str:
     """The lower-precision dtypes among the arguments, for messages ("" when all are float64)."""
-    low = sorted({d for d in dtypes if d != "float64"}, key=lambda d: -UNIT_ROUNDOFF[d])
+    low = sorted({d for d in dtypes if d not in WIDE}, key=lambda d: -UNIT_ROUNDOFF[d])
     return "/".join(low)

@@ -21,7 +21,7 @@ def _to_numpy(a: Any) -> Any:
     if mod.startswith("torch"):
         import torch
 
-        t = a.detach().cpu()
+        t = a.detach().cpu().resolve_conj().resolve_neg()  # lazy conjugates have no numpy view
         if t.layout != torch.strided:
             t = t.to_dense()
         if t._is_zerotensor():  # a ZeroTensor (an efficient zero gradient) has no storage
@@ -113,3 +113,24 @@ def _split(subs: list[ArgTree], leaves: list[Any]) -> list[Any]:
         out.append(s.unflatten(leaves[k : k + n]))
         k += n
     return out
+
+
+# -- complex values as pairs of reals (issue #40 item 3) -------------------------------------------
+
+
+def real_view(a: Any) -> np.ndarray:
+    """A flat float64 vector of an array: its elements, or for a complex array its real parts
+    then its imaginary parts (check_function differentiates ℂ as ℝ²)."""
+    arr = np.asarray(_to_numpy(a))
+    if np.iscomplexobj(arr):
+        return np.concatenate([arr.real.ravel(), arr.imag.ravel()]).astype(np.float64)
+    return np.asarray(arr, dtype=np.float64).ravel()
+
+
+def from_real(flat: np.ndarray, shape: tuple[int, ...], is_complex: bool, sign: float = 1.0) -> np.ndarray:
+    """The inverse of `real_view`: re + sign · i · im for a complex leaf (sign -1 gives the
+    conjugate, JAX's convention for cotangents), else the float64 array of `shape`."""
+    if not is_complex:
+        return np.asarray(flat, dtype=np.float64).reshape(shape)
+    n = len(flat) // 2
+    return (np.asarray(flat[:n]) + sign * 1j * np.asarray(flat[n:])).reshape(shape)
