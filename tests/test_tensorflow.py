@@ -19,7 +19,8 @@ import advalidate as adv
 from advalidate.lang.values import flatten
 from advalidate.oracles import check
 
-tf = pytest.importorskip("tensorflow")
+# TensorFlow through the package, which loads triton first where it is installed (namespace.py)
+pytest.importorskip("advalidate.libraries.tensorflow.namespace")
 
 from advalidate.fuzz.findings import failure_class  # noqa: E402
 from advalidate.libraries.base import OPTIONAL, Library  # noqa: E402
@@ -179,3 +180,12 @@ def test_a_language_repro_runs_alone_through_a_scatter_under_xla(engines: dict[s
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "library gradient matches the expected one: True" in run.stdout
+
+
+def test_torch_compile_loads_after_the_tensorflow_engines() -> None:
+    # triton loaded after TensorFlow 2.21 segfaults: a test worker that ran these tests then
+    # PyTorch's compile engines died (tests/test_names.py after this file, exit 139).
+    pytest.importorskip("triton")
+    code = "import advalidate.libraries.tensorflow.namespace; import torch._dynamo; print('ok')"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "ok" in run.stdout, run.stderr[-2000:]
