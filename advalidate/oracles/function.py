@@ -7,10 +7,12 @@
     res.ok              # False iff some check failed (inconclusive and not_applicable never fail)
     adv.assert_function_gradients(f, *example_args, framework=..., strict=False)   # pytest-friendly
 
-`f` takes the example arguments (arrays of the framework, numpy arrays, Python floats; floating
-ones are differentiated and converted to float64; integer arrays such as gather indices are
-passed through unchanged; `argnums` picks the differentiated positions explicitly) and returns
-a float scalar, a float array or a tuple / list of them. The gradient under test is the
+`f` takes the example arguments (arrays of the framework, numpy arrays, Python numbers, and trees
+of them: dicts, lists, tuples, JAX pytrees, a torch module's parameters, `function_trees`; floating
+and complex leaves are differentiated, the rule in their own dtype, `function_precision`; integer
+arrays such as gather indices are passed through unchanged and listed; `argnums` picks the
+differentiated positions explicitly) and returns a float or complex scalar or array, or a tuple /
+list of them (integer and boolean outputs are not differentiated). The gradient under test is the
 framework's reverse mode (`jax.vjp`, `torch.autograd.grad`, `autograd.make_vjp`), custom rules
 included (`jax.custom_vjp`, `torch.autograd.Function`, autograd `defvjp`), or a user-supplied
 rule `vjp(cotangent, *args)` returning one gradient per differentiated argument (a single array
@@ -20,8 +22,9 @@ there is one; it returns the output's tangent).
 
 Each check is run along `directions` random pairs (u, v): a signed Gaussian cotangent u (never
 all-ones, so a rule that ignores its incoming cotangent is caught even on a scalar output) and a
-Gaussian direction v whose component k is scaled by max(1, |x_k|), so the steps below are
-relative to the size of the input.
+Gaussian direction v whose component k is scaled by max(1, |x_k|); the differences below then
+start at the step where they have settled (`differences.settled_start`), so the steps follow f's
+own scale of variation, not |x| (a Gaussian of width 50 at 5e5, issue #40 item 5).
 
 `fd` (reverse mode against finite differences)
     ⟨Jᵀu, v⟩ from the reverse pass against the derivative D at t = 0 of φ(t) = ⟨u, f(x + t v)⟩,
@@ -50,7 +53,9 @@ relative to the size of the input.
       agree with it (so a kink in one element does not hide a wrong slope in another), and at
       the elements of the kink the derivative must lie in the convex hull of the active smooth
       pieces' (`kink_rule="hull"`, the default: torch's abs'(0) = 0, JAX's even shares at ties)
-      or be one of them (`kink_rule="piece"`), by `kinks.judge_at_kink`.
+      or be one of them (`kink_rule="piece"`), by `kinks.judge_at_kink`. The pieces come from
+      the rule's gradients just beside the kink, so the rule is first checked there against
+      one-sided differences of f (`function_kink`): a wrong slope on one side fails.
       Otherwise (more inputs, pieces not found) the direction is inconclusive, never fail.
     - **Accuracy**: when the best error estimate E exceeds `GIVE_UP` (1e-5) relative to |D|
       (or to TINY × Σ|u_k f_k| when D is about 0), the Richardson error does not shrink
@@ -62,8 +67,12 @@ relative to the size of the input.
       Σ_k |(Jᵀu)_k v_k| the size of the terms of the dot product, or |D| when larger), widened
       to K times the change of ⟨Jᵀu, v⟩ when x, u and v move by a few ulps (the rounding error
       of the reverse pass itself, e.g. a solve with a condition number of 1e10; a wrong rule
-      does not move). A rule that is right to only ~1e-7 (a backward pass rounded to float32)
-      fails when f itself is accurate. On a failure the input positions are named by one
+      does not move), to MAX_RTOL of s at most: beyond, the direction is inconclusive (a rule
+      whose result moves that much would otherwise excuse itself). A rule that is right to only
+      ~1e-7 (a float64 backward pass rounded to float32) fails when f itself is accurate. Two runs
+      of a rule at one point must agree (REPEAT_ULPS, or `nondeterministic=`), and torch's reverse
+      pass must leave the forward's inputs and outputs as they were (in-place damage). On a
+      failure the input positions are named by one
       finite difference per input element (up to `POSITIONS_MAX` elements).
 `forward` (forward mode against finite differences)
     ⟨u, J v⟩ from the framework's forward mode (`jax.jvp`, `torch.func.jvp` or else
@@ -76,6 +85,11 @@ relative to the size of the input.
     widened by the jitter of both sides, or by the noise of f as above) and needs no finite
     differences: it still decides where they are too inaccurate. Inconclusive at a kink found by `fd` (the two
     modes may pick different one-sided derivatives there); not_applicable without forward mode.
+
+`fd2` (second order, `function_order`)
+    the first-order pass Jᵀu, differentiated again, against its own finite differences: by
+    default where f holds a custom rule (a torch Function not once_differentiable, a JAX
+    custom_vjp / custom_jvp), for any function with `order=2`, never with `order=1`.
 
 A check is `fail` if any direction fails, `pass` if every direction passes, `inconclusive`
 otherwise (with the reasons), `not_applicable` if it does not apply to this framework or f.
@@ -92,8 +106,10 @@ Outputs the framework marks non-differentiable (torch: a tensor output that does
 when every input does, e.g. native_batch_norm's saved statistics) and those named in
 `nondiff_outputs=` are left out on both sides. With several outputs, one more direction per
 output puts the cotangent on that output alone (`per_output=True`): a rule can be wrong only where
-another output's gradient is absent. Outputs in float32, float16, bfloat16 or complex, and sparse
-arguments, are not applicable (judged in float64 only); a ZeroTensor gradient is zero;
+another output's gradient is absent. Outputs of f in float32, float16, bfloat16 or complex64 at float64
+arguments, and sparse arguments, are not applicable (the differences need f in float64); complex
+values are pairs of reals (torch's conjugate Wirtinger gradient, JAX's conjugate of it); a
+ZeroTensor gradient is zero;
 non-finite input elements (a -inf mask) are held fixed and their gradient is not judged.
 
 framework="jax" runs every JAX computation inside `jax.enable_x64(True)` (float64), and
