@@ -13,7 +13,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cli_args import (
     EXIT_FINDING,
@@ -222,9 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chk.add_argument("-v", "--verbose", action="store_true", help="also explain inconclusive verdicts")
     chk.set_defaults(handler=_cmd_check)
-    from .fuzz.cli import add_commands as add_fuzz_commands  # `fuzz` and `replay`
+    from .fuzz.cli import add_commands as add_fuzz_commands  # `fuzz`
 
     add_fuzz_commands(sub)
+    _add_replay(sub)
     from .generators.cli import add_commands as add_gen_commands  # `gen`
 
     add_gen_commands(sub)
@@ -235,6 +236,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_commands(sub)
     return parser
+
+
+def _add_replay(sub: Any) -> None:
+    """`replay`: here, above both commands whose findings it re-runs (`fuzz`, `sweep`)."""
+    rep = sub.add_parser(
+        "replay",
+        help="re-run a finding: exit 1 while the bug is there, 0 once it is fixed",
+        description="Re-run the check of a finding directory written by `advalidate fuzz` or `advalidate "
+        "sweep`. Replay never imports or runs code named in the directory: a finding made with a plug-in engine "
+        "(module:attr) is replayed only when you name that engine yourself with --engine.",
+        epilog="exit status: 0 the finding no longer fails, 1 it still fails, 2 bad usage, a bad finding "
+        "directory, or a plug-in engine that was not named with --engine",
+    )
+    rep.add_argument("dir", metavar="FINDING_DIR")
+    rep.add_argument(
+        "--engine",
+        default=None,
+        metavar="NAME|module:attr",
+        help="the engine to replay with: a plug-in engine the finding was made with, or another engine "
+        "(default: the finding's engine, if it is a built-in one)",
+    )
+    rep.add_argument("--original", action="store_true", help="replay the original (unshrunk) program")
+    rep.set_defaults(handler=_cmd_replay)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    """A finding of `advalidate sweep` (its finding.json says so) or else of `advalidate fuzz`."""
+    from .sweep.replay import is_sweep_finding
+
+    if is_sweep_finding(args.dir):
+        from .sweep.cli import cmd_replay as replay_sweep_finding
+
+        return replay_sweep_finding(args.dir)
+    from .fuzz.cli import cmd_replay as replay_fuzz_finding
+
+    return replay_fuzz_finding(args)
 
 
 def asks_for_version(argv: Sequence[str]) -> bool:

@@ -191,3 +191,15 @@ def test_replay_api_refuses_too(tmp_path: Path):
     with pytest.raises(ReplayError, match="never imports"):
         replay(d)
     assert pwned(d) == []
+
+
+def test_replay_sends_a_sweep_finding_to_the_sweep_and_any_other_to_fuzz(tmp_path, capsys):
+    """The top-level `replay` tells the two apart by finding.json's `tool` (fuzz and sweep do not
+    import each other): a sweep finding naming an unknown library is refused by the sweep's check."""
+    sweep = {"tool": "advalidate sweep", "library": "nolib", "op": "sin", "sample": 0, "variant": "plain"}
+    (tmp_path / "finding.json").write_text(json.dumps({**sweep, "mode": "forward", "seed": 0}))
+    assert main(["replay", str(tmp_path)]) == 2
+    assert "finding.json: unknown library or mode" in capsys.readouterr().err
+    (tmp_path / "finding.json").write_text(json.dumps({**sweep, "tool": "advalidate fuzz"}))
+    assert main(["replay", str(tmp_path)]) == 2
+    assert "unknown library or mode" not in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The `advalidate fuzz` and `advalidate replay` subcommands (docs/fuzzing.md, docs/cli.md)."""
+"""The `advalidate fuzz` subcommand and the replay of its findings (docs/fuzzing.md, docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -153,26 +153,6 @@ def add_commands(sub: Any) -> None:
         "(default: the swarm mix, following the engines: only array engines named, every program has arrays)",
     )
     fuzz.set_defaults(handler=cmd_fuzz)
-
-    rep = sub.add_parser(
-        "replay",
-        help="re-run a finding: exit 1 while the bug is there, 0 once it is fixed",
-        description="Re-run the check of a finding directory written by `advalidate fuzz`. Replay never "
-        "imports or runs code named in the directory: a finding made with a plug-in engine "
-        "(module:attr) is replayed only when you name that engine yourself with --engine.",
-        epilog="exit status: 0 the finding no longer fails, 1 it still fails, 2 bad usage, a bad finding "
-        "directory, or a plug-in engine that was not named with --engine",
-    )
-    rep.add_argument("dir", metavar="FINDING_DIR")
-    rep.add_argument(
-        "--engine",
-        default=None,
-        metavar="NAME|module:attr",
-        help="the engine to replay with: a plug-in engine the finding was made with, or another engine "
-        "(default: the finding's engine, if it is a built-in one)",
-    )
-    rep.add_argument("--original", action="store_true", help="replay the original (unshrunk) program")
-    rep.set_defaults(handler=cmd_replay)
 
 
 #: Worker processes per core `--workers` (and `--scheduler local:N`) may start: more only add
@@ -362,10 +342,7 @@ def repair_findings(campaign: Campaign, corrupt: list[tuple[Path, str]]) -> None
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ..sweep.replay import is_sweep_finding
-
-    if is_sweep_finding(args.dir):
-        return _replay_sweep(args.dir)
+    """`advalidate replay` on a finding of `advalidate fuzz` (the top-level CLI tells it from a sweep's)."""
     from .replay import ReplayError, replay_main
 
     try:
@@ -373,16 +350,3 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         print(f"advalidate replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
-
-
-def _replay_sweep(directory: str) -> int:
-    """A finding of `advalidate sweep`: its check re-derived from the library's own database."""
-    from ..sweep.replay import SweepReplayError, replay
-
-    try:
-        status, line = replay(directory)
-    except SweepReplayError as exc:
-        print(f"advalidate replay: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(line)
-    return status

@@ -79,6 +79,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_replay(directory: str) -> int:
+    """`advalidate replay` on a finding of `advalidate sweep`: its check re-derived from the
+    library's own database."""
+    from advalidate.sweep.replay import SweepReplayError, replay
+
+    try:
+        status, line = replay(directory)
+    except SweepReplayError as exc:
+        print(f"advalidate replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(line)
+    return status
+
+
 def summary_text(s: dict[str, Any], out: str) -> str:
     """The summary printed at the end; its verdicts counted as the progress line counts them."""
     from advalidate.runner.progress import counts_text
