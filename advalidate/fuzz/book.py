@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..impl.protocol import hook
 from ..oracles.verdict import FAIL
 from .findings import (
     FINDING_JSON,
@@ -543,7 +544,7 @@ class Book:
         """A standalone reproducer in the library's own API, from engines that write one (`repro(prog,
         x, dy)`, the tensor adapters): the shrunk program at its input, with the check's cotangent."""
         eng = self.engines.objects.get(f.engine)
-        if not callable(getattr(eng, "repro", None)):
+        if not callable(hook(eng, "repro")):
             return None
         own = library_call(f.kind) is not None  # the library against itself: the consistency oracle's reproducer
         key = (f.engine, f.program, f.input, f.seed, f.kind if own else None)

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+from ..impl.protocol import hook
+
 #: Engine feature (`supports` / `requires`, those a check declines by: oracles.context.FEATURES_CHECKED)
 #: -> the generator features (names.FEATURES) that make programs use it.
 GENERATOR_FEATURES: dict[str, tuple[str, ...]] = {
@@ -52,7 +54,7 @@ def campaign_mix(engines: Iterable[Any], features: str | None = None) -> dict[st
     exclude: set[str] = set()
     why = []
     for feat, gen in GENERATOR_FEATURES.items():
-        if engines and all(feat in (getattr(e, "requires", None) or ()) for e in engines):
+        if engines and all(feat in hook(e, "requires") for e in engines):
             require.update(gen[:1])
             why.append(f"every engine requires {feat!r}")
         elif engines and not any(_supports(e, feat) for e in engines):
@@ -62,7 +64,7 @@ def campaign_mix(engines: Iterable[Any], features: str | None = None) -> dict[st
         exclude.add("nested")  # an array-only mix: no operator (generators.build.constrain drops it too)
     share = {}
     for feat, gen in GENERATOR_FEATURES.items():
-        asked = [getattr(e, "mix_share", None) or {} for e in engines]
+        asked = [hook(e, "mix_share") for e in engines]
         if engines and all(feat in a for a in asked) and gen[0] not in require | exclude:
             num, den = min((tuple(a[feat]) for a in asked), key=lambda nd: Fraction(*nd))
             share[gen[0]] = [num, den]
@@ -77,7 +79,7 @@ def campaign_mix(engines: Iterable[Any], features: str | None = None) -> dict[st
 
 
 def _supports(eng: Any, feat: str) -> bool:
-    supports = getattr(eng, "supports", None)
+    supports = hook(eng, "supports")
     return supports is None or feat in supports
 
 

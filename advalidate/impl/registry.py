@@ -13,6 +13,7 @@ from typing import Any
 from ..lang.errors import AdvError
 from ..lang.program import Program
 from ..names import ADAPTERS, ENGINES, load
+from .protocol import hook
 
 
 class EngineError(AdvError):
@@ -57,7 +58,7 @@ def program_timeout(names: list[str] | None, default: float) -> float:
             cls = load(spec)
         except ImportError:
             continue
-        out = max(out, float(getattr(cls, "program_timeout", 0.0) or 0.0))
+        out = max(out, float(hook(cls, "program_timeout")))
     return out
 
 
@@ -155,6 +156,6 @@ def load_engine(spec: str) -> Any:
 def show(prog: Program, stage: str) -> str:
     """The program transformed by `stage`, as text (the paper's D[t] for that stage)."""
     eng = engine(stage)
-    if not callable(getattr(eng, "show", None)):
+    if not callable(hook(eng, "show")):
         raise EngineError(f"engine {stage!r} is not a code transformation and has no target program to show")
     return eng.show(prog)

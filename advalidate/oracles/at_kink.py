@@ -30,6 +30,7 @@ from typing import Any
 
 import mpmath
 
+from ..impl.protocol import hook
 from ..lang.errors import EvalError
 from ..lang.program import run_reference
 from ..lang.values import flatten, unflatten
@@ -56,7 +57,7 @@ def exact_kink(ctx: Context, domain: str) -> bool:
 
 
 def tie_rule(eng: Any) -> str | None:
-    rule = getattr(eng, "tie_rule", None)
+    rule = hook(eng, "tie_rule")
     return rule if rule in TIE_RULES else None
 
 

@@ -45,6 +45,7 @@ import re
 from typing import Any
 
 from ..differences import central, one_sided, quotients
+from ..impl.protocol import hook
 from ..lang.errors import EvalError
 from ..lang.program import parse
 from ..lang.specials import SPECIALS
@@ -100,7 +101,7 @@ def reproducer(engine: Any, prog: Any, x: Any, seed: int, kind: str) -> str | No
     failing (else the first it runs at), with the check's cotangent; the script holds the library to
     itself (`repro.repro_script`)."""
     ctx = Context(prog, x, seed)
-    if ctx.dy is None or getattr(engine, "lowered", None) is None:
+    if ctx.dy is None or hook(engine, "lowered") is None:
         return None
     call = tagged_call(kind)
     names = {low.name for rows in (engine.lowering_table() or {}).values() for low in rows}
@@ -226,7 +227,7 @@ class ConsistencyOracle(Oracle):
         return super()._verdict(ctx, run)
 
     def judge(self, ctx: Context, run: EngineRun) -> Verdict:
-        make = getattr(run.engine, "lowered", None)
+        make = hook(run.engine, "lowered")
         if make is None or make(ctx.seed) is None:
             return self.inconclusive(run, "not applicable: the engine has no lowering table")
         if "arrays" not in ctx.features and not ctx.prog.uses_specials:
@@ -432,7 +433,7 @@ class ConsistencyOracle(Oracle):
                 run, f"a kink with {len(g)} input reals: more than {KINK_MAX_INPUTS} to search its pieces ({where})"
             )
 
-        near = getattr(eng, "gradients_near", None)
+        near = hook(eng, "gradients_near")
 
         def grad_near(p: Any) -> list[float] | None:
             try:

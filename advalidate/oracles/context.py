@@ -26,6 +26,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from ..impl.protocol import hook
 from ..lang import core as C
 from ..lang.errors import EvalError, MemoryBudgetError
 from ..lang.program import Program, run_reference
@@ -166,7 +167,7 @@ def engine_label(eng: Any) -> str:
 
 def engine_numeric(eng: Any, requested: str | None) -> str | None:
     """The domain an engine runs in for this check (None: it cannot run in the requested one)."""
-    supports = getattr(eng, "supports", None)
+    supports = hook(eng, "supports")
     has_mp = supports is not None and "mp" in supports
     if requested == "float":
         return "float"
@@ -303,12 +304,12 @@ class Context:
             run.status = "declined"
             run.message = f"not applicable: engine {label} does not run in mp (its `supports` lacks 'mp')"
             return run
-        requires = getattr(eng, "requires", None)
+        requires = hook(eng, "requires")
         if requires and not set(requires) <= self.features:
             run.status = "declined"
             run.message = f"not applicable: engine {label} is for programs using {', '.join(sorted(requires))}"
             return run
-        supports = getattr(eng, "supports", None)
+        supports = hook(eng, "supports")
         if supports is not None:
             missing = sorted(f for f in self.features if f in FEATURES_CHECKED and f not in supports)
             if missing:

@@ -2,40 +2,26 @@
 
 Reads `backprop_calls_max` from the engine's `back.stats` after the reverse pass. It applies to
 every stage after `naive` (`naive` is exponential by design, §5, and `forward`'s reverse mode is
-n forward passes); a plug-in engine may declare what it promises with a `guarantees` attribute
-(a set holding "once" and/or "linear"); without one, it is judged on whatever stats it reports.
+n forward passes): each engine declares what it promises with its `guarantees` hook (a set
+holding "once" and/or "linear", `impl.protocol`); without one, it is judged on whatever stats it
+reports.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..impl.protocol import hook
 from .base import Oracle
 from .context import Context, EngineRun
 from .verdict import Verdict
 
 
 def guarantees(eng: Any) -> set[str] | None:
-    """The complexity promises of an engine: {"once", "linear"} ⊇ result, None when unknown."""
-    declared = getattr(eng, "guarantees", None)
-    if declared is not None:
-        return set(declared)
-    from ..impl.seed000.cayley import CayleyStage
-    from ..impl.seed000.forward import ForwardStage
-    from ..impl.seed000.mutable import MutableStage
-    from ..impl.seed000.naive import Naive
-    from ..impl.seed000.staged import StagedStage
-    from ..impl.seed000.tape import TapeStage
-
-    if isinstance(eng, (Naive, ForwardStage)):
-        return set()
-    if isinstance(eng, (StagedStage, CayleyStage)):  # sparse is a CayleyStage
-        return {"once"}
-    if isinstance(eng, (MutableStage, TapeStage)):
-        return {"once", "linear"}
-    if type(eng).__module__.startswith("advalidate.impl.seed000.parallel"):
-        return {"once", "linear"}
-    return None
+    """The complexity promises of an engine: {"once", "linear"} ⊇ result, None when unknown
+    (the engine's `guarantees` hook: every stage declares its own, `impl.protocol.Hooks`)."""
+    declared = hook(eng, "guarantees")
+    return None if declared is None else set(declared)
 
 
 def not_applicable(eng: Any, label: str, promise: str) -> str | None:

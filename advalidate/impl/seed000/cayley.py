@@ -111,6 +111,7 @@ class CayleyRuntime(StageRuntime):
 
 class CayleyStage(Stage):
     name = "cayley"
+    guarantees = frozenset({"once"})  # §7 (and sparse, §8): once, not yet linear
     section = "§7, Fig. 9"
     supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 

@@ -101,6 +101,7 @@ def component(t: Any, k: int) -> Any:
 
 class ForwardStage(Stage):
     name = "forward"
+    guarantees = frozenset()  # its reverse mode is n forward passes: no cost promise
     section = "Fig. 1b"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
     # Compiled once per program (engine `CompiledOnce`): `jvp` and the vector forward mode of `vjp`

@@ -118,6 +118,7 @@ def _zero_backprop(_a: Any) -> Effect:
 
 class MutableStage(Stage):
     name = "mutable"
+    guarantees = frozenset({"once", "linear"})  # §9: the linear stages from here on
     section = "§9, Fig. 10"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 

@@ -100,6 +100,7 @@ class NaiveRuntime(StageRuntime):
 
 class Naive(Stage):
     name = "naive"
+    guarantees = frozenset()  # exponential by design (§5): no cost promise (`oracles/once.py`)
     section = "§5, Fig. 6-7"
     supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 

@@ -97,6 +97,7 @@ class StagedRuntime(StageRuntime):
 
 class StagedStage(Stage):
     name = "staged"
+    guarantees = frozenset({"once"})  # §6: staging runs each backpropagator once
     section = "§6, Fig. 8"
     supports = FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
 

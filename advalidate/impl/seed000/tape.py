@@ -101,6 +101,7 @@ class TapeRuntime(StageRuntime):
 
 class TapeStage(Stage):
     name = "tape"
+    guarantees = frozenset({"once", "linear"})  # §10 (and parallel, §12)
     section = "§10.1-10.3"
     supports = ARRAY_FEATURES | {"nested"}  # seed 001 operators, eliminated first (seed001)
     # Every per-run state (the tape) is in the runtime: compiled once per program, for the check's
