@@ -25,7 +25,7 @@ its name says otherwise:
   (Numerical Recipes' Ridders with its early stop: the repro scripts');
 - noise: `noise_level` (Moré and Wild's ECnoise), `amplification`;
 - float64: `directional` (central, right and left derivatives with error estimates, the noise of φ,
-  and whether the point looks like a kink or a jump; with `settle=True` its steps start where φ's
+  and whether the point looks like a kink or a jump; with `settle=` its steps start where φ's
   differences have settled, `settled_start`: the function's own scale of variation, not the input's);
 - high precision: `mp_central`, `mp_derivative` (mpmath at given digits; the error estimate can
   include the rounding error seen between two precisions), `mp_one_sided` (the two slopes at a kink).
@@ -57,8 +57,10 @@ NOISE_STEP = 2.0**-20
 NOISE_K = 4.0
 #: A staircase is sought at the smallest step whose noise bound is below this fraction of |D|.
 JUMP_NOISE = 1e-3
-#: `settled_start` keeps at least this many of the N_STEPS steps.
+#: With `settle`, at least this many steps follow the settled start (more halvings where needed) ...
 SETTLED_ROWS = 10
+#: ... and a start that leaves fewer than this many quotients is no start (φ never settles: a jump).
+SETTLED_MIN = 3
 
 
 # -- steps and quotients (standalone: `standalone_source` emits them) ------------------------------
@@ -257,14 +259,16 @@ class FiniteDifference:
         return math.isfinite(self.central) and not self.kink
 
 
-def settled_start(d: Sequence[float], bound: Sequence[float], keep: int = SETTLED_ROWS) -> int:
+def settled_start(d: Sequence[float], bound: Sequence[float], keep: int = SETTLED_MIN) -> int:
     """The first step from which the difference quotients `d` (at halving steps) have settled: every
     later change |d_j - d_(j+1)| is at most the change at the start or within its noise bound
     (`bound`, per quotient). Where φ varies on a scale far below the largest steps (a Gaussian of
     width 50 at x = 5e5, a daily cycle at 1.7e9 seconds), the large steps see flat tails or many
     periods, whose quotients agree by accident (a central difference of 0 with an error of 0);
     from the start returned the steps follow φ's own scale of variation. 0 when no change exceeds
-    the first one (a smooth φ keeps every step); at most len(d) - keep."""
+    the first one (a smooth φ keeps every step), and 0 when the changes still grow within the
+    last `keep` quotients (a jump, whose quotients diverge: the kink and jump tests need every
+    step)."""
     delta = [abs(a - b) for a, b in zip(d, d[1:])]
     floor = [bound[j] + bound[j + 1] for j in range(len(delta))]
     last = max(0, len(d) - keep)
@@ -273,11 +277,11 @@ def settled_start(d: Sequence[float], bound: Sequence[float], keep: int = SETTLE
             continue
         if all(not math.isfinite(delta[j]) or delta[j] <= max(delta[i], floor[j]) for j in range(i + 1, len(delta))):
             return min(i + 1, last) if i else 0  # d_i itself is the last quotient before the rise
-    return last
+    return 0
 
 
 def directional(
-    phi: Callable[[float], tuple[float, float]], *, k: float, kink_rtol: float, settle: bool = False
+    phi: Callable[[float], tuple[float, float]], *, k: float, kink_rtol: float, settle: float = 0.0
 ) -> FiniteDifference | str:
     """Finite differences of `phi(t) -> (value, Σ|terms|)` at t = 0 in float64, or why there are none.
 
@@ -288,8 +292,11 @@ def directional(
     `kink` is set where the one-sided and central derivatives disagree by more than `k` times their
     error estimates plus `kink_rtol` relative (a kink or a singularity within the steps), or where
     the plain central differences at small steps do not tend to the extrapolated one (a jump).
-    `settle`: the steps before `settled_start` of the central quotients are left out, and the noise
-    of φ is measured again at a spacing relative to the first step kept (φ's own scale)."""
+    `settle` (a relative accuracy, 0 for none): the differences are taken again from the step
+    `settled_start` finds (halving further where fewer than SETTLED_ROWS steps follow it), with
+    the noise of φ measured at a spacing relative to that step: φ's own scale of variation. They
+    are the answer when they resolve a smooth derivative to `settle`; else (a kink or a jump within
+    the steps, whose tests need the large steps) the differences at every step are."""
     p0, s0 = phi(0.0)
     if not math.isfinite(p0):
         return "f is not finite at the example arguments"
@@ -297,20 +304,38 @@ def directional(
     hs = halving(H0, N_STEPS)
     plus = [phi(h) for h in hs]
     minus = [phi(-h) for h in hs]
-    quots = [quotients(p0, p, m, h) for h, (p, _), (m, _) in zip(hs, plus, minus, strict=True)]
-    start = 0
-    if settle:
-        floor = [
-            k * max(ROUNDING * EPS * (sp + sm) / 2, NOISE_K * noise) / h
-            for h, (_, sp), (_, sm) in zip(hs, plus, minus, strict=True)
-        ]
-        start = settled_start([q[0] for q in quots], floor)
-        if start:
-            noise = noise_level(phi, p0, NOISE_STEP * hs[start] / H0)
-            hs, plus, minus, quots = hs[start:], plus[start:], minus[start:], quots[start:]
+    full = _differences(p0, s0, hs, plus, minus, noise, k, kink_rtol)
+    if not settle:
+        return full
+    # the rounding floor only: noise measured at a spacing relative to |x| can be f's own
+    # variation (a width of 8 at 1e7), which would excuse every change
+    floor = [k * ROUNDING * EPS * (sp + sm) / 2 / h for h, (_, sp), (_, sm) in zip(hs, plus, minus, strict=True)]
+    start = settled_start([(p - m) / (2 * h) for h, (p, _), (m, _) in zip(hs, plus, minus, strict=True)], floor)
+    if not start:
+        return full
+    short = SETTLED_ROWS - (len(hs) - start)
+    if short > 0:  # φ varies on a scale below the smallest step: halve further
+        more = halving(hs[-1] / 2, short)
+        hs, plus, minus = hs + more, plus + [phi(h) for h in more], minus + [phi(-h) for h in more]
+    noise = noise_level(phi, p0, NOISE_STEP * hs[start] / H0)
+    settled = _differences(p0, s0, hs[start:], plus[start:], minus[start:], noise, k, kink_rtol)
+    if (
+        isinstance(settled, FiniteDifference)
+        and not settled.kink
+        and settled.central_err <= settle * abs(settled.central)
+    ):
+        return settled
+    return full
+
+
+def _differences(
+    p0: float, s0: float, hs: list, plus: list, minus: list, noise: float, k: float, kink_rtol: float
+) -> FiniteDifference | str:
+    """`directional`'s differences from φ(0) and φ(±h) at the steps `hs` (see there)."""
     sigma = NOISE_K * noise
     central_, right, left, n_c, n_r, n_l = [], [], [], [], [], []
-    for h, (_, sp), (_, sm), (c, r, lf) in zip(hs, plus, minus, quots, strict=True):
+    for h, (p, sp), (m, sm) in zip(hs, plus, minus, strict=True):
+        c, r, lf = quotients(p0, p, m, h)
         central_.append(c)
         right.append(r)
         left.append(lf)

@@ -743,7 +743,7 @@ def _first_line(exc: BaseException) -> str:
 def directional_fd(phi: Callable[[float], tuple[float, float]]) -> FiniteDifference | str:
     """Finite differences of `phi(t) -> (value, Σ|terms|)` at t = 0, or why there are none; a kink
     where the one-sided and central ones disagree beyond K times their error estimates."""
-    return directional(phi, k=K, kink_rtol=KINK_RTOL, settle=True)
+    return directional(phi, k=K, kink_rtol=KINK_RTOL, settle=GIVE_UP)
 
 
 # -- the checks ----------------------------------------------------------------------------------

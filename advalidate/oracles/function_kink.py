@@ -75,8 +75,8 @@ def check_beside(
         p = x + BESIDE * d
         fd = slope(p, d)
         g = rule(p)
-        if isinstance(fd, str) or g is None or not math.isfinite(fd.right):
-            unverified += 1
+        if isinstance(fd, str) or g is None or not math.isfinite(fd.right) or fd.kink.startswith("a jump"):
+            unverified += 1  # a staircase looks like a ramp at the large steps the right derivative uses
             continue
         size = max(abs(fd.right), TINY_SHARE * fd.phi_scale)
         if fd.right_err > UNRESOLVED * size:
