@@ -93,3 +93,22 @@ def test_every_built_in_stage_declares_its_cost_promises(name):
 def test_the_oracles_name_no_seed_to_tell_engines_apart():
     source = (ROOT / "oracles" / "once.py").read_text(encoding="utf-8")
     assert "seed000" not in source and "isinstance" not in source
+
+
+@pytest.mark.parametrize("name", ["jax", "jax-vmap", "torch", "torch-func", "torch-compile", "autograd"])
+def test_an_adapters_repro_info_has_exactly_the_typed_keys(name):
+    from advalidate.impl.protocol import ReproInfo
+    from advalidate.impl.registry import EngineError
+
+    try:
+        eng = engine(name)
+    except EngineError as exc:
+        pytest.skip(str(exc))
+    assert set(eng.repro_info()) == set(ReproInfo.__annotations__)
+
+
+def test_a_librarys_repro_info_is_the_same_type():
+    from advalidate.impl.protocol import ReproInfo
+    from advalidate.libraries.base import ReproInfo as LibraryReproInfo
+
+    assert LibraryReproInfo.__annotations__.keys() == ReproInfo.__annotations__.keys()

@@ -12,7 +12,7 @@ hooks as class attributes (seed 000's `guarantees`, seed 004's `tie_rule`, ...),
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 if TYPE_CHECKING:  # light at import: the campaign's mix and the registry read hooks before any engine loads
     from ..lang.program import Program
@@ -81,6 +81,22 @@ class Hooks(Protocol):
 
     show: Callable[[Program], str] | None
     """The translated program as text (`advalidate show`); None: not a code transformation."""
+
+
+class ReproInfo(TypedDict):
+    """What a tensor engine's `repro_info()` gives for a finding's standalone `repro.py`
+    (`impl/adapters/repro.py`): the script holds the library's own code only, so every library name
+    it writes comes from here."""
+
+    lift: Callable[[str], str]  # a float literal's source as the library's number: "jnp.asarray(1.0, ...)"
+    lib: str  # the module the scalar functions are written from: "jnp" (`jnp.sin(v1)`)
+    atan: str  # the arctangent's full name ("jnp.arctan"): not `{lib}.atan` everywhere
+    imports: str  # the script's imports and the namespace's helper functions (their source)
+    driver: str  # `LIBRARY`, `primal(xs)`, `library_gradient(xs, dy)`: the library's reverse mode
+    forward: str  # `forward_gradient(xs, dy)`: its forward mode (or a stub that raises)
+    what: str  # the header's words for the engine: "jax.vjp, eager"
+    needs: str  # what `python repro.py` needs installed: "jax 0.4.30"
+    nested: list[Callable[..., Any]]  # helpers of the derivative operators, their source copied
 
 
 #: What an engine that leaves a hook out (or sets it to None) has.

@@ -32,6 +32,7 @@ from autograd import grad, make_vjp
 from autograd.differential_operators import make_jvp
 from autograd.tracer import Box, getval
 
+from ..protocol import ReproInfo
 from .autograd_namespace import AutogradNamespace
 from .common import LibraryOps
 from .specials import AUTOGRAD, IMPORTS, install_ops
@@ -177,7 +178,7 @@ class AutogradEngine(TensorEngine):
 
         return AutogradLoweringNamespace()
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         import inspect
 
         from .repro import AUTOGRAD_DRIVER, AUTOGRAD_FORWARD

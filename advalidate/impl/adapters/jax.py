@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...lang.xp import XpArrays
+from ..protocol import ReproInfo
 from .common import LibraryOps
 from .jax_namespace import F64, JaxNamespace
 from .leaves import real_leaves
@@ -192,7 +193,7 @@ class JaxEngine(ForwardMode, TensorEngine):
 
         return JaxLoweringNamespace(self.branches)
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         from .repro import JAX_DRIVER, JAX_FORWARD
 
         return {

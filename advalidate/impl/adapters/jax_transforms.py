@@ -30,6 +30,7 @@ from jax import lax
 
 from ...lang.compile import Budget, Compiler
 from ...lang.xp import XpArrays
+from ..protocol import ReproInfo
 from .checkpoint import CheckpointCompiler
 from .jax import JaxEngine, JaxJitEngine, JaxOps
 from .jax_namespace import F64, JaxNamespace
@@ -151,7 +152,7 @@ class TracedJaxEngine(TracedEngine, JaxEngine):
     def namespace(self) -> Any:
         return JaxTransformNamespace(self.branches)
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         return {**super().repro_info(), "what": f"jax.vjp, eager, with {self.transformation}"}
 
 
@@ -233,7 +234,7 @@ class JitTransformed:
         if "semantics" not in vars(cls):
             cls.semantics = f"{base.semantics}, under jax.jit"
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         info = super().repro_info()  # type: ignore[misc]
         return {**info, "what": info["what"].replace("eager", "the whole function under jax.jit")}
 

@@ -36,6 +36,7 @@ from ...lang.program import Program
 from ...lang.values import check_value
 from ...lang.xp import XpArrays
 from ..engine import Back, value_size
+from ..protocol import ReproInfo
 from .common import AdapterEngine
 from .leaves import as_value, real_leaves, replace_leaves, to_python_rt
 from .lowering import LoweredArrays, Plan, Table
@@ -258,7 +259,7 @@ class TensorEngine(AdapterEngine):
         return eng
 
     # ---- standalone reproducers (advalidate.impl.adapters.repro) ----
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         """What `repro.py` needs: imports, the library's names, the driver code, the helpers of the
         derivative operators (`nested`: functions whose source is copied) (see repro.py)."""
         raise NotImplementedError

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 import torch.autograd.forward_ad as fwAD
 
+from ..protocol import ReproInfo
 from .common import LibraryOps
 from .specials import IMPORTS, TORCH, install_ops
 from .tensor import ForwardMode, TensorEngine
@@ -165,7 +166,7 @@ class TorchEngine(ForwardMode, TensorEngine):
 
         return TorchLoweringNamespace()
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         import inspect
 
         from .repro import TORCH_DRIVER, TORCH_FORWARD

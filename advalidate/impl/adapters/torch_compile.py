@@ -45,6 +45,7 @@ import torch._dynamo
 import torch.autograd.forward_ad as fwAD
 
 from ...lang.program import Program
+from ..protocol import ReproInfo
 from .torch import TorchEngine
 from .torch_namespace import TorchNamespace, _t
 
@@ -201,7 +202,7 @@ class TorchCompileEngine(TorchEngine):
                 ) from None
         raise NotImplementedError(f"{self.name}: Dynamo does not capture the program's calls: {exc}") from None
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         from .repro import TORCH_DRIVER
 
         info = super().repro_info()

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 import torch.func
 
+from ..protocol import ReproInfo
 from .common import LibraryOps
 from .torch import TorchEngine, TorchOps
 from .torch_namespace import DTYPE, TorchNamespace, _t, listed_bools
@@ -121,7 +122,7 @@ class TorchFuncEngine(TorchEngine):
 
         return TorchFuncLoweringNamespace()
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         from .repro import TORCH_FUNC_DRIVER, TORCH_FUNC_FORWARD
 
         return {

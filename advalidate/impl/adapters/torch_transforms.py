@@ -27,6 +27,7 @@ from ...lang.compile import Budget
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
 from ...lang.xp import XpArrays, convert_xp
+from ..protocol import ReproInfo
 from .checkpoint import CheckpointCompiler
 from .repro import Sym
 from .torch import TorchEngine, TorchOps
@@ -85,7 +86,7 @@ class TorchCheckpointEngine(TorchEngine):
 
         return f
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         info = super().repro_info()
         return {
             **info,
@@ -159,5 +160,5 @@ class TorchVmapEngine(TracedEngine, TorchEngine):
     def runtime(self, ops: Any, xp: Any) -> XpArrays:
         return VmapArrays(ops, xp, self.tracing, _traced, _refused, self.name)
 
-    def repro_info(self) -> dict[str, Any]:
+    def repro_info(self) -> ReproInfo:
         return {**super().repro_info(), "what": f"torch.autograd.grad, with {self.transformation}"}
