@@ -16,18 +16,11 @@ engine's `Branches`, recorded eagerly and replayed while tracing (`impl/adapters
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Sequence
 from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TF's start-up notices are not advalidate's output
-# triton (PyTorch's compiler backend, imported by torch._dynamo) kills the process with SIGSEGV when
-# it is loaded after TensorFlow 2.21, and works when loaded first: a process that runs the TF
-# engines and PyTorch's compile engines (one campaign, one test worker) needs this order.
-if importlib.util.find_spec("triton") is not None:
-    import triton  # noqa: F401
-
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
