@@ -129,7 +129,7 @@ from typing import Any
 import numpy as np
 
 from ..differences import EPS, FiniteDifference, directional
-from .function_kink import check_beside, rays
+from .function_kink import check_beside, rays, unchecked_elements
 from .function_precision import LOW_K, UNIT_ROUNDOFF, dtype_name
 from .function_precision import describe as describe_dtypes
 from .function_trees import _leaves, _pack, _to_numpy, flatten_arg, from_real, real_view
@@ -1057,6 +1057,10 @@ class _Checker:
         )
         if beside.wrong:
             return _Outcome(FAIL, f"at the kink ({', '.join(at)}): {beside.wrong}", positions=at)
+        alone = unchecked_elements(beside, list(np.flatnonzero(~smooth & ~self.fixed)))
+        if alone:
+            where = ", ".join(self.args.position(k) for k in alone)
+            return _Outcome(INCONCLUSIVE, f"{kink}; beside it at {where} no one-sided difference of f resolves a slope")
         checked = f"{beside.verified} ray(s) beside it agree with one-sided differences of f" + (
             f", {beside.unverified} unresolved" if beside.unverified else ""
         )
@@ -1206,7 +1210,21 @@ class _Checker:
 
 
 def _at_kink(o: _Outcome, di: _Direction) -> bool:
-    return o.status == INCONCLUSIVE and isinstance(di.fd, FiniteDifference) and bool(di.fd.kink)
+    """Whether a direction is judged element by element: its differences met a kink, or resolved
+    nothing (a jump of a first-order pass at a kink of f does not look like a kink: its quotients
+    diverge on both sides)."""
+    return (
+        o.status == INCONCLUSIVE and isinstance(di.fd, FiniteDifference) and (bool(di.fd.kink) or not _resolved(di.fd))
+    )
+
+
+def _per_element(checker: _Checker, o: _Outcome, di: _Direction, side: str) -> _Outcome:
+    """The direction's outcome judged element by element where `_at_kink` says so; an unresolved
+    direction keeps its own reason when the elements decide nothing either."""
+    if not _at_kink(o, di):
+        return o
+    judged = checker.per_element(di, side)
+    return o if judged.status == INCONCLUSIVE and not di.fd.kink else judged
 
 
 def _ratio(err: float, tol: float) -> float:
@@ -1429,9 +1447,7 @@ def _judge(
             outcomes = [checker.dot(di) for di in dirs]
         if c != "dot" and args.n <= POSITIONS_MAX:  # a kink along v: each element judged apart
             side = "rev" if c == "fd" else "fwd"
-            outcomes = [
-                checker.per_element(di, side) if _at_kink(o, di) else o for o, di in zip(outcomes, dirs, strict=True)
-            ]
+            outcomes = [_per_element(checker, o, di, side) for o, di in zip(outcomes, dirs, strict=True)]
         result.verdicts.append(_aggregate(label, c, outcomes, dirs))
     if order != 1:
         from .function_order import second_order

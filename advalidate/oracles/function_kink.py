@@ -10,7 +10,9 @@ kink, tilted a little so that no ray runs along another kink, and a few random o
 p = x + t d the rule's ⟨g(p), d⟩ must agree with the right derivative of ⟨u, f⟩ at p along d,
 from one-sided differences of the primal that go away from the kink (every step stays on the
 ray's piece). A disagreement is a failure of the rule at p, a point where f is smooth; a ray whose
-differences resolve nothing (another kink or a jump along it) is left unverified and said so.
+differences resolve nothing (another kink or a jump along it) is left unverified and said so;
+an element at the kink neither of whose coordinate rays is verified makes the kink verdict
+inconclusive, never a pass resting on the rule's own pieces.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Beside:
     wrong: str
     verified: int
     unverified: int
+    checked: list[bool]  # per ray: whether it was verified
 
 
 def rays(n: int, kinked: np.ndarray, scale: np.ndarray, seed: int) -> list[np.ndarray]:
@@ -71,16 +74,19 @@ def check_beside(
     d (`slope(base, d)`, one-sided differences of the primal), within k times their error estimate
     or BESIDE_REL of the size of the terms."""
     verified = unverified = 0
+    checked: list[bool] = []
     for d in directions:
         p = x + BESIDE * d
         fd = slope(p, d)
         g = rule(p)
         if isinstance(fd, str) or g is None or not math.isfinite(fd.right) or fd.kink.startswith("a jump"):
             unverified += 1  # a staircase looks like a ramp at the large steps the right derivative uses
+            checked.append(False)
             continue
         size = max(abs(fd.right), TINY_SHARE * fd.phi_scale)
         if fd.right_err > UNRESOLVED * size:
             unverified += 1
+            checked.append(False)
             continue
         terms = g * d
         mine = math.fsum(terms) if np.all(np.isfinite(terms)) else math.nan
@@ -92,6 +98,14 @@ def check_beside(
                 f"there; the rule is wrong where f is smooth)",
                 verified,
                 unverified,
+                checked,
             )
         verified += 1
-    return Beside("", verified, unverified)
+        checked.append(True)
+    return Beside("", verified, unverified, checked)
+
+
+def unchecked_elements(beside: Beside, kinked: list[int]) -> list[int]:
+    """The elements at the kink neither of whose two coordinate rays (the first 2 × len(kinked) of
+    `rays`) could be verified: the rule's pieces there rest on the rule alone."""
+    return [k for i, k in enumerate(kinked) if not any(beside.checked[2 * i : 2 * i + 2])]
