@@ -37,10 +37,12 @@ class Case:
 
 
 def outcome(res: Any) -> str:
-    """'fail' if a check failed, 'pass' if fd passed and none failed, else 'inconclusive'."""
+    """'fail' if a check failed, 'pass' if fd passed and no check failed or was inconclusive
+    (second order included), else 'inconclusive'."""
     if not res.ok:
         return "fail"
-    return "pass" if res.status("fd") == "pass" else "inconclusive"
+    clean = res.status("fd") == "pass" and all(v.status != "inconclusive" for v in res.verdicts)
+    return "pass" if clean else "inconclusive"
 
 
 # -- torch rules --------------------------------------------------------------------------------
