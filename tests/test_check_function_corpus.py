@@ -401,14 +401,22 @@ CASES = [
 ]
 
 
-def run(case: Case) -> Any:
+CASES_BY_ID = {c.id: c.values[0] for c in CASES}
+
+
+def run_args(case: Case) -> tuple:
+    """The case's arguments as its framework takes them (torch tensors for torch)."""
     args = tuple(
         {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in a.items()} if isinstance(a, dict) else a
         for a in case.args
     )
     if case.framework == "torch":
         args = tuple(torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args)
-    return adv.check_function(case.f, *args, framework=case.framework, **case.kwargs)
+    return args
+
+
+def run(case: Case) -> Any:
+    return adv.check_function(case.f, *run_args(case), framework=case.framework, **case.kwargs)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -489,3 +497,16 @@ def test_complex_inputs_and_outputs_follow_each_librarys_convention(framework: s
     res = adv.check_function(lambda z, x: lib.conj(z) * z**2 * x + lib.sin(z), arg, X3[:2], framework=framework)
     assert {v.status for v in res.verdicts} == {"pass"}, res.report()
     assert res.output == "complex128[2]" and "x0: complex128[2]" in res.arguments
+
+
+def test_a_failed_assertion_reads_like_a_diff_of_the_elements() -> None:
+    with pytest.raises(AssertionError) as info:
+        adv.assert_function_gradients(
+            params_torch(2.0), *run_args(CASES_BY_ID["pytree-dict-torch-wrong"]), framework="torch"
+        )
+    text = str(info.value)
+    first, *rest = text.splitlines()
+    assert first.startswith("check_function(") and first.endswith(": fd failed"), text
+    assert any(line.lstrip().startswith("- x0['w'][0]") for line in rest), text
+    assert any(line.lstrip().startswith("+ x0['w'][0]") for line in rest), text
+    assert "torch × fd: FAIL" in text  # the full report follows

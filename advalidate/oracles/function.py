@@ -1280,6 +1280,8 @@ class FunctionCheckResult(Verdicts):
     seed: int
     directions: int
     verdicts: list[Verdict]
+    #: The name of every differentiated element (`x0['w'][1]`), when there are at most POSITIONS_MAX.
+    elements: list[str] = field(default_factory=list)
 
     def verdict(self, check: str) -> Verdict:
         for v in self.verdicts:
@@ -1430,6 +1432,8 @@ def _judge(
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, str(exc)) for c in checks]
         return result
     result = FunctionCheckResult(name, driver.framework, args.describe(), driver.out.describe(), seed, directions, [])
+    if args.n <= POSITIONS_MAX:
+        result.elements = [args.position(k) for k in range(args.n)]
     if not driver.out.diff_mask.any():
         why = "f has no output to differentiate" + (" (all are non-differentiable)" if driver.out.m else "")
         result.verdicts = [Verdict(label, c, NOT_APPLICABLE, why) for c in checks]
@@ -1468,8 +1472,40 @@ def assert_function_gradients(
     `strict=True` also when one is inconclusive); returns the result otherwise."""
     res = check_function(f, *example_args, framework=framework, **kwargs)
     if not res.ok or (strict and any(v.status == INCONCLUSIVE for v in res.verdicts)):
-        raise AssertionError("\n" + res.report())
+        raise AssertionError(assertion_text(res))
     return res
+
+
+def assertion_text(res: FunctionCheckResult) -> str:
+    """An assertion message that reads like a diff: one line naming the failing checks, then for
+    each its reason and, where it names input elements, a table of expected (finite differences)
+    against actual (the rule) per element that differs; the full report follows."""
+    bad = [v for v in res.verdicts if v.status == FAIL] or [v for v in res.verdicts if v.status == INCONCLUSIVE]
+    what = "failed" if any(v.status == FAIL for v in bad) else "inconclusive (strict=True)"
+    lines = [f"check_function({res.function}, framework={res.framework}): {', '.join(v.oracle for v in bad)} {what}"]
+    for v in bad:
+        lines.append(f"  {v.oracle}: {v.detail}")
+        lines += _element_diff(res.elements, v)
+    return "\n".join(lines) + "\n\n" + res.report()
+
+
+def _element_diff(names: list[str], v: Verdict) -> list[str]:
+    """`- expected` / `+ actual` lines for the elements a failing verdict names."""
+    if not v.positions or not names or v.expected is None or v.actual is None:
+        return []
+    flat = [
+        np.concatenate([np.ravel(real_view(p)) for p in (x if isinstance(x, tuple) else (x,))])
+        for x in (v.expected, v.actual)
+    ]
+    if any(len(a) != len(names) for a in flat):
+        return []
+    width = max(len(p) for p in v.positions)
+    out = []
+    for p in v.positions:
+        k = names.index(p)
+        out.append(f"    - {p.ljust(width)}  {flat[0][k]:>20.12g}   (finite differences)")
+        out.append(f"    + {p.ljust(width)}  {flat[1][k]:>20.12g}   (the rule)")
+    return out
 
 
 def function_args(
