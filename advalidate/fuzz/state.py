@@ -21,7 +21,7 @@ import shutil
 import time
 from collections import Counter, deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK
 from ..lang.reader import read_user_json
@@ -34,9 +34,6 @@ from .findings import FINDING_JSON, culprit_name, mismatch, reason_class, verdic
 from .mix import describe as describe_mix
 from .mix import generate_kwargs
 from .worker import SAMPLED_ORACLES
-
-if TYPE_CHECKING:
-    from .campaign import Campaign
 
 STATE_VERSION = 1
 STATE_JSON = "state.json"
@@ -256,6 +253,33 @@ def _regenerate(seed: int, size: int | None, mix: dict[str, Any]) -> tuple[str |
 
 
 # ---- state.json --------------------------------------------------------------------------------
+
+
+class Campaign(Protocol):
+    """What the state functions read of a campaign (`fuzz.campaign.Campaign` is one): named here, so
+    this module, which `campaign.py` imports, needs nothing of it (no import cycle)."""
+
+    out: Path
+    book: Book
+    tally: Tally
+    cfg: Any
+    wcfg: Any
+    engines: Any
+    workers: int
+    mix: Any
+    scheduler: Any
+    incident_log: Incidents
+    started_wall: float
+
+    @property
+    def incidents(self) -> Any: ...
+
+    @property
+    def stop_reason(self) -> str | None: ...
+
+    def elapsed(self) -> float: ...
+
+    def programs_this_session(self) -> int: ...
 
 
 def state_of(c: Campaign) -> dict[str, Any]:
