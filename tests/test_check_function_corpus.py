@@ -510,3 +510,21 @@ def test_a_failed_assertion_reads_like_a_diff_of_the_elements() -> None:
     assert any(line.lstrip().startswith("- x0['w'][0]") for line in rest), text
     assert any(line.lstrip().startswith("+ x0['w'][0]") for line in rest), text
     assert "torch × fd: FAIL" in text  # the full report follows
+
+
+def test_a_python_complex_argument_and_a_numpy_rule_in_torchs_convention() -> None:
+    def f(z, x):
+        return (z * x) ** 2
+
+    def vjp(g, z, x):  # torch's convention: Σ conj(∂y/∂z) g, and Re(conj(∂y/∂x) g) for the real x
+        return np.sum(np.conj(2 * z * x**2) * g), np.real(np.conj(2 * z**2 * x) * g)
+
+    res = adv.check_function(f, 0.5 + 1j, X3[:2], framework="numpy", vjp=vjp, checks=["fd"])
+    assert res.status("fd") == "pass" and res.arguments[0] == "x0: complex128 scalar", res.report()
+
+    def jax_convention(g, z, x):
+        gz, gx = vjp(g, z, x)
+        return np.conj(gz), gx
+
+    conj = adv.check_function(f, 0.5 + 1j, X3[:2], framework="numpy", vjp=jax_convention, checks=["fd"])
+    assert conj.status("fd") == "fail" and "x0.imag" in conj.verdict("fd").positions, conj.report()

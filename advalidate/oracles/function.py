@@ -474,7 +474,7 @@ class _Driver:
         their own dtypes (`keep_dtypes`: for the rule under test)."""
         dts = self.args.dtypes if keep_dtypes else [None] * len(self.args.dtypes)
         return [
-            float(p) if py else self.array(p, dt)
+            p.item() if py else self.array(p, dt)  # a Python float or complex stays one
             for p, py, dt in zip(self.args.split(flat), self.args.py_float, dts, strict=True)
         ]
 

@@ -149,7 +149,7 @@ def second_order(driver: _Driver, label: str, seed: int, order: int | None, judg
     rng = np.random.default_rng([seed, 2])
     u = rng.standard_normal(driver.out.m) * driver.out.diff_mask
     pieces = driver.args.split(driver.args.x0)
-    example = [float(p) if py else p for p, py in zip(pieces, driver.args.py_float, strict=True)]
+    example = [p.item() if py else p for p, py in zip(pieces, driver.args.py_float, strict=True)]
     v = judge(first_order_pass(driver, u), example)
     rules = f" (custom rule: {', '.join(sorted(set(twice)))})" if twice else ""
     v.oracle = "fd2"
