@@ -72,8 +72,8 @@ own scale of variation, not |x| (a Gaussian of width 50 at 5e5, issue #40 item 5
       ~1e-7 (a float64 backward pass rounded to float32) fails when f itself is accurate. Two runs
       of a rule at one point must agree (REPEAT_ULPS, or `nondeterministic=`), and torch's reverse
       pass must leave the forward's inputs and outputs as they were (in-place damage). On a
-      failure the input positions are named by one
-      finite difference per input element (up to `POSITIONS_MAX` elements).
+      failure the input positions are named by one finite difference per input element (up to
+      `POSITIONS_MAX` elements).
 `forward` (forward mode against finite differences)
     ⟨u, J v⟩ from the framework's forward mode (`jax.jvp`, `torch.func.jvp` or else
     `torch.autograd.forward_ad`, `autograd.make_jvp`, or the user's `jvp=`) against the same D.
