@@ -7,36 +7,24 @@ satisfy `Library`; most of it comes from the shared machinery of `advalidate.imp
 (`tensor.TensorEngine`, `tensor.ForwardMode`, `lowering`, `specials`, `repro`), so a package writes
 only its library's calls. `docs/adding-a-library.md` walks through the hooks as a checklist.
 
-Hooks marked optional are read with `getattr(engine, name, default)` by their users; `OPTIONAL`
-lists them with the default that applies when an engine leaves them out.
+It extends `impl.protocol.Engine` (every engine's required part) with what a library's engine must
+also give; `ReproInfo` is `impl.protocol`'s (re-exported here). The optional hooks are
+`impl.protocol.Hooks`, read through `impl.protocol.hook`; `OPTIONAL` lists those a library's
+engine commonly gives, with who reads each and what leaving it out means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from ..impl.engine import Back
+from ..impl.protocol import Engine, ReproInfo
 from ..lang.program import Program
 
 
-class ReproInfo(TypedDict):
-    """What a finding's standalone `repro.py` is written from (`impl/adapters/repro.py`): the
-    script holds the library's own code only, so every library name it writes comes from here."""
-
-    lift: Callable[[str], str]  # a float literal's source as the library's number: "tf.constant(1.0, ...)"
-    lib: str  # the module the scalar functions are written from: "tf.math" (`tf.math.sin(v1)`)
-    atan: str  # the arctangent's full name ("tf.math.atan"): not `{lib}.atan` everywhere
-    imports: str  # the script's imports and the namespace's helper functions (their source)
-    driver: str  # `LIBRARY`, `primal(xs)`, `library_gradient(xs, dy)`: the library's reverse mode
-    forward: str  # `forward_gradient(xs, dy)`: its forward mode (or a stub that raises)
-    what: str  # the header's words for the engine: "tf.GradientTape, eager"
-    needs: str  # what `python repro.py` needs installed: "tensorflow 2.21.0"
-    nested: list[Callable[..., Any]]  # helpers of the derivative operators, their source copied
-
-
 @runtime_checkable
-class Library(Protocol):
+class Library(Engine, Protocol):
     """An engine driving one outside library's AD (one per mode: eager, compiled, ...).
 
     Attributes: `name` (the engine's name, `names.ADAPTERS`' key), `library` (the library's name:
