@@ -454,6 +454,8 @@ def test_a_declared_nondeterministic_rule_is_judged_within_its_declaration() -> 
 def test_second_order_is_judged_where_claimed_or_asked_for() -> None:
     plain = adv.check_function(lambda x: torch.sin(x) ** 2, X3, framework="torch")
     assert "fd2" not in {v.oracle for v in plain.verdicts}  # no custom rule: first order only
+    library = adv.check_function(lambda x: jax.nn.relu(x) + jax.nn.logsumexp(x), X3, framework="jax")
+    assert "fd2" not in {v.oracle for v in library.verdicts}  # JAX's own custom_jvp is not the user's rule
     asked = adv.check_function(lambda x: torch.sin(x) ** 2, X3, framework="torch", order=2)
     assert asked.status("fd2") == "pass", asked.report()
     wrong = sine_torch(True)

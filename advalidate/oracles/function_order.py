@@ -8,9 +8,10 @@ mode (double backward, `jax.vjp` of `jax.vjp`) against finite differences of g: 
 the first-order `fd` check judges against f itself, so a wrong second order cannot hide behind a
 wrong first. The verdict is `fd2`.
 
-Second order is judged by default where f claims it with a custom rule: torch, a Function in f's
-graph whose backward is not marked `once_differentiable`; JAX, a `custom_vjp` or `custom_jvp` in
-f's jaxpr. `order=2` asks for it on any function, `order=1` never.
+Second order is judged by default where f claims it with a custom rule of its own: torch, a
+Function in f's graph (not one of torch's) whose backward is not marked `once_differentiable`;
+JAX, a `custom_vjp` or `custom_jvp` in f's jaxpr not defined inside JAX (jax.nn.relu's is not
+the user's). `order=2` asks for it on any function, `order=1` never.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _torch_rules(driver: _Driver) -> tuple[list[str], list[str]]:
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, BackwardCFunction):
+        if isinstance(node, BackwardCFunction) and not node._forward_cls.__module__.startswith("torch."):
             cls = node._forward_cls
             code = getattr(cls.backward, "__code__", None)
             marked = "once_differentiable" in getattr(code, "co_qualname", "")
@@ -81,7 +82,10 @@ def _jax_rules(driver: _Driver) -> list[str]:
     def walk(jp: Any) -> None:
         for eqn in jp.eqns:
             if eqn.primitive.name in JAX_CUSTOM:
-                found.append(str(eqn.params.get("name", eqn.primitive.name)))
+                info = getattr(getattr(eqn.params.get("call_jaxpr"), "jaxpr", None), "debug_info", None)
+                src = str(getattr(info, "func_src_info", "") or eqn.primitive.name)
+                if not _library_source(src):  # jax.nn.relu's own custom_jvp is not the user's rule
+                    found.append(src.split(" at ")[0])
             for p in eqn.params.values():
                 for sub in p if isinstance(p, list | tuple) else [p]:
                     inner = getattr(sub, "jaxpr", sub)
@@ -90,6 +94,11 @@ def _jax_rules(driver: _Driver) -> list[str]:
 
     walk(jaxpr.jaxpr)
     return found
+
+
+def _library_source(src: str) -> bool:
+    """Whether a JAX rule's source ("relu at .../jax/_src/nn/functions.py:71") is JAX's own."""
+    return any(part in src.replace("\\", "/") for part in ("/jax/_src/", "site-packages/jax/", "/jaxlib/"))
 
 
 def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
