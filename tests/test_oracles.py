@@ -356,9 +356,11 @@ ORACLE_LITERALS = {
     ("function.py", 1e-06): 1,  # reverse against the gradient, relative
     ("function.py", 1e-05): 1,  # GIVE_UP
     ("function_kink.py", 1e-07): 1,  # BESIDE: the point beside a kink, relative
-    ("function_kink.py", 1e-06): 1,  # BESIDE_REL: the rule beside a kink against one-sided differences
-    ("function_kink.py", 0.0001): 1,  # UNRESOLVED: a ray whose differences are less accurate is not verified
+    ("function_kink.py", 1e-06): 2,  # BESIDE_REL (the rule beside a kink), STAIR_STEP (a plain quotient there)
+    ("function_kink.py", 0.0001): 2,  # UNRESOLVED and RESOLVE_SHARE: which rays' differences are accurate enough
     ("function_kink.py", 1e-08): 1,  # TINY_SHARE: a derivative counted as zero
+    ("function_kink.py", 0.001): 1,  # STAIR_AGREE: the right quotient against the slope beside a jump
+    ("function_kink.py", 1e-05): 1,  # PLAIN_STEP: plain right quotients where the differences are spoilt
     ("kinks.py", 1e-09): 2,  # the hull's atol and the residual's slack
     ("kinks.py", 1e-07): 1,  # eps
     ("kinks.py", 1e-06): 1,  # the hull's rtol

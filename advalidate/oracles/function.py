@@ -998,7 +998,7 @@ class _Checker:
                 e = np.zeros(self.args.n)
                 e[k] = self.scale[k]
                 fd = directional_fd(self.phi(u, e))
-                if isinstance(fd, str) or not fd.ok:
+                if not _resolved(fd):  # an element is smooth only where its difference is accurate
                     grad[k], err[k] = math.nan, math.inf
                 else:
                     grad[k], err[k] = fd.central / self.scale[k], fd.central_err / self.scale[k]
@@ -1052,6 +1052,7 @@ class _Checker:
             rays(self.args.n, ~smooth & ~self.fixed, self.scale, self.seed),
             lambda p: self.element_derivatives(p, di.u, side),
             lambda base, d: directional_fd(self.phi(di.u, d, base)),
+            lambda base, d, h: (self.phi(di.u, d, base)(h)[0] - self.phi(di.u, d, base)(0.0)[0]) / h,
             name,
             K,
         )
@@ -1223,6 +1224,9 @@ def _per_element(checker: _Checker, o: _Outcome, di: _Direction, side: str) -> _
     direction keeps its own reason when the elements decide nothing either."""
     if not _at_kink(o, di):
         return o
+    values = di.rev if side == "rev" else di.fwd
+    if not di.fd.kink and (values is None or not np.all(np.isfinite(values))):
+        return o  # a rule's nan or inf where the differences resolve nothing contradicts nothing
     judged = checker.per_element(di, side)
     return o if judged.status == INCONCLUSIVE and not di.fd.kink else judged
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..differences import FiniteDifference
+from ..differences import EPS, FiniteDifference
 
 #: The point beside the kink, x + BESIDE · d (d scaled per element like the directions).
 BESIDE = 1e-7
@@ -35,8 +35,16 @@ TILT = 0.1
 RANDOM_RAYS = 4
 #: Errors of the differences above this (relative) leave a ray unverified.
 UNRESOLVED = 1e-4
-#: A right derivative below this share of Σ|u_k f_k| counts as zero when its accuracy is judged.
+#: A right derivative below this share of Σ|u_k f_k| counts as zero when a rule is compared with it ...
 TINY_SHARE = 1e-8
+#: ... and below this share when its own accuracy is judged (a flat piece, a stair, is resolved).
+RESOLVE_SHARE = 1e-4
+#: Beside a jump, the plain right quotient at this step (relative to d) must agree with the
+#: extrapolated slope to STAIR_AGREE, else the ray may run along a staircase and is not verified.
+STAIR_STEP = 1e-6
+STAIR_AGREE = 1e-3
+#: Where the differences at p are spoilt, plain right quotients at this step and twice it.
+PLAIN_STEP = 1e-5
 
 
 @dataclass
@@ -67,6 +75,7 @@ def check_beside(
     directions: list[np.ndarray],
     rule: Callable[[np.ndarray], np.ndarray | None],
     slope: Callable[[np.ndarray, np.ndarray], FiniteDifference | str],
+    quotient: Callable[[np.ndarray, np.ndarray, float], float],
     name: str,
     k: float,
 ) -> Beside:
@@ -79,22 +88,27 @@ def check_beside(
         p = x + BESIDE * d
         fd = slope(p, d)
         g = rule(p)
-        if isinstance(fd, str) or g is None or not math.isfinite(fd.right) or fd.kink.startswith("a jump"):
-            unverified += 1  # a staircase looks like a ramp at the large steps the right derivative uses
-            checked.append(False)
-            continue
-        size = max(abs(fd.right), TINY_SHARE * fd.phi_scale)
-        if fd.right_err > UNRESOLVED * size:
+        if isinstance(fd, str) or g is None:
             unverified += 1
             checked.append(False)
             continue
+        right, err = fd.right, fd.right_err
+        if not _resolved(right, err, fd.phi_scale) or _staircase(fd, p, d, quotient):
+            # the differences at p are spoilt (their noise probe crosses the kink behind p): one
+            # Richardson step on plain right quotients, which never look behind p
+            right, err = _plain_right(p, d, quotient, fd.phi_scale)
+            if not _resolved(right, err, fd.phi_scale):
+                unverified += 1
+                checked.append(False)
+                continue
         terms = g * d
+        size = max(abs(right), TINY_SHARE * fd.phi_scale)
         mine = math.fsum(terms) if np.all(np.isfinite(terms)) else math.nan
-        tol = max(k * fd.right_err, BESIDE_REL * max(size, math.fsum(np.abs(terms))))
-        if not abs(mine - fd.right) <= tol:
+        tol = max(k * err, BESIDE_REL * max(size, math.fsum(np.abs(terms))))
+        if not abs(mine - right) <= tol:
             return Beside(
                 f"just beside the kink, at x + {BESIDE:g}·d, ⟨g, d⟩ = {mine:.10g} from {name}, but one-sided "
-                f"differences of f give {fd.right:.10g} ± {fd.right_err:.2g} along d (the slope of the piece "
+                f"differences of f give {right:.10g} ± {err:.2g} along d (the slope of the piece "
                 f"there; the rule is wrong where f is smooth)",
                 verified,
                 unverified,
@@ -103,6 +117,33 @@ def check_beside(
         verified += 1
         checked.append(True)
     return Beside("", verified, unverified, checked)
+
+
+def _staircase(fd: FiniteDifference, p: np.ndarray, d: np.ndarray, quotient: Callable) -> bool:
+    """Whether the right derivative at p may be a staircase's ramp: the differences saw a jump, and
+    the plain right quotient at a small step (STAIR_STEP) disagrees with the extrapolated slope (a
+    jump of f behind p, at the kink, leaves the right side clean and the two agree)."""
+    if not fd.kink.startswith("a jump"):
+        return False
+    q = quotient(p, d, STAIR_STEP)
+    size = max(abs(fd.right), TINY_SHARE * fd.phi_scale)
+    return not abs(q - fd.right) <= STAIR_AGREE * size + 10 * fd.right_err
+
+
+def _resolved(right: float, err: float, phi_scale: float) -> bool:
+    """Whether a right derivative is accurate enough to check a rule against: its error within
+    UNRESOLVED of its size, or of RESOLVE_SHARE of Σ|u_k f_k| for a slope about 0."""
+    return math.isfinite(right) and err <= UNRESOLVED * max(abs(right), RESOLVE_SHARE * phi_scale)
+
+
+def _plain_right(p: np.ndarray, d: np.ndarray, quotient: Callable, phi_scale: float) -> tuple[float, float]:
+    """The right derivative at p along d from the plain quotients at PLAIN_STEP, twice and four
+    times it: one Richardson step from the first two (error O(h²)), its error 4 times its distance
+    to the step from the last two, plus the rounding floor (another kink within the steps makes
+    the two disagree, as in `kinks._along`)."""
+    q1, q2, q4 = (quotient(p, d, m * PLAIN_STEP) for m in (1, 2, 4))
+    r1, r2 = 2 * q1 - q2, 2 * q2 - q4
+    return r1, 4 * abs(r1 - r2) + 8 * EPS * phi_scale / PLAIN_STEP
 
 
 def unchecked_elements(beside: Beside, kinked: list[int]) -> list[int]:
