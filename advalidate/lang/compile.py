@@ -60,19 +60,21 @@ def located(code: Code, span: Any) -> Code:
 class Budget:
     """A step allowance shared by every closure of one compiled program."""
 
-    __slots__ = ("left", "limit")
+    __slots__ = ("left", "limit", "note")
 
-    def __init__(self, limit: int | None) -> None:
+    def __init__(self, limit: int | None, note: str = "") -> None:
         self.limit = limit
+        self.note = note  # what else draws on it (the parallel stage's forks), said when it runs out
         self.left = limit if limit is not None else float("inf")
 
     def reset(self) -> None:
         self.left = self.limit if self.limit is not None else float("inf")
 
     def exhausted(self) -> BudgetError:
+        note = f"; {self.note}" if self.note else ""
         return BudgetError(
             f"step budget of {self.limit} function calls exhausted "
-            f"(a derivative operator counts {DERIV_STEPS} besides its calls)"
+            f"(a derivative operator counts {DERIV_STEPS} besides its calls){note}"
         )
 
     def overdrawn(self) -> None:
@@ -94,9 +96,9 @@ class _Allowance:
             return got
 
 
-def thread_budget(limit: int | None) -> ThreadBudget:
+def thread_budget(limit: int | None, note: str = "") -> ThreadBudget:
     """A budget of `limit` calls (None: unlimited) shared by every thread that runs the program."""
-    return ThreadBudget(limit, _Allowance(limit))
+    return ThreadBudget(limit, _Allowance(limit), note)
 
 
 class ThreadBudget(threading.local):
@@ -107,9 +109,10 @@ class ThreadBudget(threading.local):
 
     SLICE = 4096
 
-    def __init__(self, limit: int | None, common: _Allowance) -> None:
+    def __init__(self, limit: int | None, common: _Allowance, note: str = "") -> None:
         # threading.local runs __init__ again, with these same arguments, in every thread.
         self.limit = limit
+        self.note = note
         self.common = common
         self.left = 0
 

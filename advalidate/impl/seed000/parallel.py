@@ -78,7 +78,7 @@ from typing import Any
 from ...lang import core as C
 from ...lang.compile import Budget, ThreadBudget, cells_to_list, list_to_cells, thread_budget
 from ...lang.deep import deep_thread_factory
-from ...lang.errors import BudgetError, SettingError, printable
+from ...lang.errors import SettingError, printable
 from ...lang.numeric import DEFAULT_DPS, ReferenceOps, reference_ops
 from ...lang.program import DEFAULT_BUDGET, Program
 from ...lang.types import Type
@@ -377,8 +377,10 @@ class ParallelRuntime(TapeRuntime):
         return record_chaos
 
     def budget(self, limit: int | None) -> Budget | ThreadBudget:
-        """The run's call budget, kept here as well: `fork` charges its tasks to it."""
-        self.steps = thread_budget(limit) if FREE_THREADED else Budget(limit)
+        """The run's call budget, kept here as well: `fork` charges its tasks to it. Calls and forks
+        draw on it alike and either may exhaust it, so its message says what a task costs."""
+        note = f"a task of `par` or `parmap` counts {FORK_STEPS}"
+        self.steps = thread_budget(limit, note) if FREE_THREADED else Budget(limit, note)
         return self.steps
 
     def charge(self, tasks: int) -> None:
@@ -386,10 +388,7 @@ class ParallelRuntime(TapeRuntime):
         budget = self.steps
         budget.left -= FORK_STEPS * tasks
         if budget.left < 0:
-            try:
-                budget.overdrawn()
-            except BudgetError as exc:
-                raise BudgetError(f"{exc}; a task of `par` or `parmap` counts {FORK_STEPS}") from None
+            budget.overdrawn()
 
     def stage_prims(self) -> dict:
         local = self.local
