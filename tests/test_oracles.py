@@ -351,10 +351,10 @@ ORACLE_LITERALS = {
     ("consistency.py", 0.001): 1,  # KINK_REL
     ("differences.py", 1e-300): 2,  # guards against a division by zero (noise_level)
     ("differences.py", 0.001): 2,  # JUMP_NOISE, and dfridr's first step (the repro scripts')
-    ("function.py", 1e-300): 1,  # a guard against a division by zero
-    ("function.py", 1e-08): 1,  # TINY
-    ("function.py", 1e-06): 1,  # reverse against the gradient, relative
-    ("function.py", 1e-05): 1,  # GIVE_UP
+    ("function_checks.py", 1e-300): 1,  # a guard against a division by zero
+    ("function_checks.py", 1e-08): 1,  # TINY
+    ("function_checks.py", 1e-06): 1,  # reverse against the gradient, relative
+    ("function_checks.py", 1e-05): 1,  # GIVE_UP
     ("function_kink.py", 1e-07): 1,  # BESIDE: the point beside a kink, relative
     ("function_kink.py", 1e-06): 2,  # BESIDE_REL (the rule beside a kink), STAIR_STEP (a plain quotient there)
     ("function_kink.py", 0.0001): 2,  # UNRESOLVED and RESOLVE_SHARE: which rays' differences are accurate enough

@@ -24,7 +24,7 @@ import numpy as np
 from .function_trees import _leaves, _pack, _to_numpy
 from .verdict import NOT_APPLICABLE, Verdict
 
-#: check_function's driver of f (`function._Driver`: not imported, the modules would import each other).
+#: check_function's driver of f (`function_drivers._Driver`; only its methods are used here).
 _Driver = Any
 
 #: judge(g, example_args) -> the `fd` verdict of check_function on g (function.py supplies it).
