@@ -40,6 +40,9 @@ Well-behaved by construction, as the scalar rules:
   stays cheap for element-at-a-time engines.
 - *Types.* Every shape is known where the type checker needs it: lambdas over arrays carry their
   parameter's type, and built-ins' function arguments are annotated when arrays are on.
+
+Over 800 lines on purpose: the array rules are methods of one class, `ArrayGen`, that call each
+other and the scalar rules through `gen`, sharing the work and magnitude bookkeeping described above.
 """
 
 from __future__ import annotations

@@ -27,6 +27,10 @@ Three invariants are maintained by construction:
 
 Every choice goes through a `Chooser`; the first option of every choice is the simplest (a leaf),
 which is what makes Hypothesis shrink towards small programs.
+
+Over 800 lines on purpose: the rules are methods of one class, `Gen`, that call each other
+through `gen` for every type they need (and `specials.SpecialGen` and `arrays.ArrayGen` extend it), so
+they are one mutually recursive dispatch, kept in one place.
 """
 
 from __future__ import annotations

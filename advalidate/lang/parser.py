@@ -11,6 +11,9 @@ Two small extensions of the grammar make every syntax tree printable: a binder m
 A binder shadows a built-in name or an array form of the same name, as in ML and Haskell, so adding
 a built-in never breaks a program that used its name: the parser tracks which reserved names are
 bound in the current scope (`_Parser.shadowed`) and reads such a name there as a variable.
+
+Over 800 lines on purpose: it is one recursive-descent parser, whose `_Parser` methods call each
+other for nested expressions, patterns and types and share the depth limits above.
 """
 
 from __future__ import annotations
