@@ -75,6 +75,7 @@ class CampaignConfig:
     # incident (0: not again): on a loaded machine a first run may be slow for reasons not its own,
     # and a finding in it would be lost (two of a 450-program JAX campaign's finds at load 7-12).
     timeout_retry: float = 4.0
+    cpu_timeout: float | None = None  # CPU seconds one program may take (WorkerConfig.cpu_timeout)
     shrink_seconds: float = 30.0
     progress: str = "auto"  # auto | rich | plain | quiet
     progress_interval: float = 10.0
@@ -226,6 +227,7 @@ class Campaign:
             memory_limit=cfg.memory_limit,
             mix=self.mix,
             programs=cfg.programs,
+            cpu_timeout=cfg.cpu_timeout,
         )
         if cfg.scheduler is not None:  # a cluster that cannot be reached leaves --out as it was
             self.scheduler.pool = self._dask_pool()

@@ -187,9 +187,14 @@ class Scheduler:
             return
         pseed, size = self.seed_and_size(index)
         retried = f", nor within {again:g} s run again" if index in self.timed_out else ""
+        if isinstance(ev.payload, dict) and "past_cpu_budget" in ev.payload:  # past the CPU budget
+            retried = ", nor run again" if index in self.timed_out else ""
+            limit = f"{cfg.cpu_timeout:g} CPU s"
+        else:
+            limit = f"{cfg.timeout:g} s"
         detail = {
             "crash": f"worker process died ({exit_reason(ev.exitcode)})",
-            "timeout": f"no answer within {cfg.timeout:g} s{retried}: worker killed and replaced",
+            "timeout": f"no answer within {limit}{retried}: worker killed and replaced",
             "error": (ev.payload or {}).get("message", ""),
             OUT_OF_MEMORY: (ev.payload or {}).get("message", ""),
         }[kind]

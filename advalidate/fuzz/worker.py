@@ -56,6 +56,10 @@ class WorkerConfig:
     memory_limit: int | None = None  # MB a worker may allocate beyond its size once started (RLIMIT_AS)
     mix: dict[str, Any] | None = None  # what the generator draws (mix.py); None: the default mix
     programs: int | None = None  # the campaign's --programs: no batch compiles a program past it
+    # CPU seconds a worker may spend on one program before it counts as hung, which load on the
+    # machine does not stretch as it does `--timeout`'s wall clock; None: `--timeout` alone. Not an
+    # option of the command: the tests set it, so no ordinary program must beat a short wall clock.
+    cpu_timeout: float | None = None
 
 
 # ---- deterministic plan of a campaign ----------------------------------------------------------

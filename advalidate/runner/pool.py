@@ -5,11 +5,16 @@ one process (spawn context) and one pipe per worker. The parent waits on every p
 process sentinel at once; a task whose deadline passes gets its worker killed, and a worker whose
 process dies is reported with its task. Either way a fresh worker takes its place. Shared by
 `fuzz` and `sweep`; the task a worker runs is theirs (`target`).
+
+A task may also have a CPU budget: the CPU seconds its worker process spends on it (read from
+/proc, Linux), which, unlike its wall-clock time, load on the machine does not stretch. A worker
+past it is lost as on its deadline, which then only bounds a task that waits without computing.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import time
 from dataclasses import dataclass, field
@@ -20,6 +25,19 @@ from typing import Any
 PARTIAL_KINDS = ("shrink-progress", "partial")
 #: Seconds a new worker may take to import advalidate and load its engines.
 STARTUP_TIMEOUT = 120.0
+#: Seconds between two looks at the CPU time of a worker whose task has a CPU budget.
+CPU_POLL = 0.2
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user and system, every thread) process `pid` has used; None where /proc does
+    not tell (not Linux, the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 @dataclass
@@ -43,6 +61,7 @@ class Worker:
     task: Any = None
     started: float = 0.0
     deadline: float = float("inf")
+    cpu_limit: float = float("inf")  # the worker's CPU time at which its task counts as hung
     spawned: float = field(default_factory=time.monotonic)
 
 
@@ -87,10 +106,14 @@ class Pool:
     def busy(self) -> list[Worker]:
         return [w for w in self.workers if w.task is not None]
 
-    def submit(self, w: Worker, task: tuple, timeout: float) -> None:
+    def submit(self, w: Worker, task: tuple, timeout: float, cpu_timeout: float | None = None) -> None:
+        """Hand `task` to `w`, lost after `timeout` seconds, or once its process has spent
+        `cpu_timeout` CPU seconds on it (None, or no CPU time to read: the deadline alone)."""
         w.task = task
         w.started = time.monotonic()
         w.deadline = w.started + timeout
+        used = cpu_seconds(w.proc.pid) if cpu_timeout is not None else None
+        w.cpu_limit = float("inf") if used is None else used + cpu_timeout
         try:
             w.conn.send(task)
         except (BrokenPipeError, OSError):
@@ -104,11 +127,15 @@ class Pool:
         for w in list(self.workers):
             if w.task is not None and now > w.deadline:
                 events.append(self._lose(w, "timeout"))
+            elif w.task is not None and w.cpu_limit < float("inf") and (cpu_seconds(w.proc.pid) or 0.0) > w.cpu_limit:
+                events.append(self._lose(w, "timeout", {"past_cpu_budget": True}))
             elif not w.ready and now - w.spawned > STARTUP_TIMEOUT:
                 events.append(self._lose(w, "timeout"))
         if events:
             return events
         soonest = min((w.deadline for w in self.workers if w.task is not None), default=now + timeout)
+        if any(w.task is not None and w.cpu_limit < float("inf") for w in self.workers):
+            timeout = min(timeout, CPU_POLL)
         wait_for = max(0.0, min(timeout, soonest - now))
         handles: dict[Any, Worker] = {}
         for w in self.workers:
@@ -147,10 +174,10 @@ class Pool:
         task = w.task
         seconds = time.monotonic() - w.started
         if kind not in PARTIAL_KINDS:
-            w.task, w.deadline = None, float("inf")
+            w.task, w.deadline, w.cpu_limit = None, float("inf"), float("inf")
         return Event(kind, task=task, payload=payload, worker=w.ident, seconds=seconds)
 
-    def _lose(self, w: Worker, why: str) -> Event:
+    def _lose(self, w: Worker, why: str, payload: Any = None) -> Event:
         """Kill (if needed) and replace a worker; report the task it was running."""
         task, started = w.task, w.started
         if w.proc.is_alive():
@@ -166,7 +193,7 @@ class Pool:
         self.replaced += 1
         seconds = time.monotonic() - started if task is not None else 0.0
         kind = why if (task is not None or why == "timeout") else "crash"
-        return Event(kind, task=task, worker=w.ident, exitcode=exitcode, seconds=seconds)
+        return Event(kind, task=task, payload=payload, worker=w.ident, exitcode=exitcode, seconds=seconds)
 
     # -- shutdown --------------------------------------------------------------------------------
 
