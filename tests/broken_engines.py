@@ -2,7 +2,11 @@
 
 - `BrokenSin`: the tape stage with a wrong derivative rule for `sin` (∂ sin x = sin x instead of cos x).
 - `Crashing`: a correct engine whose process dies (`os._exit`) on programs that use `cos`.
-- `Hanging`: a correct engine that never returns on programs that use `exp`.
+- `Hanging`: a correct engine that never returns on programs that use `exp`, computing all along
+  (a spin, not a sleep), so a CPU budget catches it (`WorkerConfig.cpu_timeout`) and no test needs
+  a wall-clock timeout short enough for a program slowed by load to overrun it.
+- `Slow`: a correct engine that waits 2 s without computing on programs that use `exp`, as a program
+  starved by load does: a CPU budget does not count that time.
 """
 
 from __future__ import annotations
@@ -55,5 +59,14 @@ class Hanging(TapeStage):
     def vjp(self, prog: Any, x: Any, numeric: str = "float", **kw: Any) -> Any:
         if _uses(prog, "exp"):
             while True:
-                time.sleep(0.05)
+                pass
+        return super().vjp(prog, x, numeric, **kw)
+
+
+class Slow(TapeStage):
+    name = "slow"
+
+    def vjp(self, prog: Any, x: Any, numeric: str = "float", **kw: Any) -> Any:
+        if _uses(prog, "exp"):
+            time.sleep(2.0)
         return super().vjp(prog, x, numeric, **kw)

@@ -2,7 +2,8 @@
 
 The engines under test live in `tests/broken_engines.py` (a wrong derivative rule for `sin`, an
 engine that kills its process, one that never returns). Campaigns run as `python -m advalidate.cli`
-subprocesses, exactly as a user runs them.
+subprocesses, exactly as a user runs them, except those given a CPU budget per program
+(`CampaignConfig.cpu_timeout`, not an option of the command).
 """
 
 from __future__ import annotations
@@ -287,17 +288,18 @@ def incident_programs(seed: int, n: int) -> dict[int, set[str]]:
 
 
 def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) -> None:
+    from advalidate.fuzz import CampaignConfig, run_campaign
+
     out = tmp_path / "f"
-    res = cli(
-        # Seed 24: program 1 uses `exp` (Hanging never answers), program 2 uses `cos` (Crashing dies).
-        # --timeout 15, not 2: on a busy machine a program that answers may take seconds.
-        "fuzz", "--seconds", "600", "--programs", "5", "--seed", "24", "--engine", "broken_engines:Crashing",
-        "--engine", "broken_engines:Hanging", "--oracle", "fd", "--workers", "2", "--timeout", "15",
-        "--timeout-retry", "1",
-        "--out", str(out), "--progress", "plain",
+    # Seed 24: program 1 uses `exp` (Hanging spins for ever), program 2 uses `cos` (Crashing dies).
+    # Hanging is caught by its CPU time (5 CPU s, which load does not stretch); --timeout 600 is only
+    # a safety net, so no program that answers must beat a short wall clock (issue #43).
+    cfg = CampaignConfig(
+        seconds=600, programs=5, seed=24, engines=["broken_engines:Crashing", "broken_engines:Hanging"],
+        oracles=["fd"], workers=2, timeout=600, timeout_retry=1, cpu_timeout=5, out=out, progress="quiet",
     )  # fmt: skip
-    assert res.returncode == 3, res.stdout + res.stderr  # correct when they answer, but incidents: exit 3
-    summary = json.loads((out / "summary.json").read_text())
+    status, summary = run_campaign(cfg)
+    assert status == 3, summary["incidents"]  # correct when they answer, but incidents: exit 3
     kinds = {i["kind"] for i in summary["incidents"]}
     assert kinds == {"crash", "timeout"}, summary["incidents"]
     uses = incident_programs(24, 5)  # the programs that use `cos` or `exp`: exactly the incidents
@@ -309,9 +311,23 @@ def test_crashing_and_hanging_workers_are_reported_and_replaced(tmp_path: Path) 
     for inc in summary["incidents"]:
         text = (out / inc["dir"] / "program.adv").read_text()
         assert ("cos" if inc["kind"] == "crash" else "exp") in text
-        if inc["kind"] == "timeout":  # run once more before it was an incident
-            assert "no answer within 15 s, nor within 15 s run again" in inc["detail"]
-    assert "incident" in res.stderr and "incidents" in res.stdout
+        if inc["kind"] == "timeout":  # past its CPU budget, run once more, before it was an incident
+            assert "no answer within 5 CPU s, nor run again" in inc["detail"]
+
+
+def test_a_program_that_waits_is_not_past_its_cpu_budget(tmp_path: Path) -> None:
+    """Time a program spends waiting, not computing (as when load starves it), does not count
+    against the CPU budget: Slow waits 2 s on program 1 of seed 24, with 1 CPU s, and answers."""
+    from advalidate.fuzz import CampaignConfig, run_campaign
+
+    cfg = CampaignConfig(
+        seconds=600, programs=5, seed=24, engines=["broken_engines:Slow"], oracles=["fd"], workers=1,
+        timeout=600, timeout_retry=0, cpu_timeout=1, out=tmp_path / "f", progress="quiet",
+    )  # fmt: skip
+    status, summary = run_campaign(cfg)
+    assert status == 0 and summary["incidents"] == [], summary["incidents"]
+    assert 1 in incident_programs(24, 5)  # program 1 uses `exp`: Slow waited on it
+    assert summary["programs"] + summary["skipped_not_well_behaved"] == 5 and summary["stopped"] == "programs"
 
 
 def test_resume_continues_the_campaign(tmp_path: Path) -> None:
