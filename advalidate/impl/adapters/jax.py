@@ -36,7 +36,6 @@ from ...lang.xp import XpArrays
 from ..protocol import ReproInfo
 from .common import LibraryOps
 from .jax_namespace import F64, JaxNamespace
-from .leaves import real_leaves
 from .specials import IMPORTS, JAX, install_ops
 from .tensor import Branches, ForwardMode, TensorEngine, branching_ops
 
@@ -218,23 +217,7 @@ class JaxJitEngine(JaxEngine):
     jit = True
 
     def _leaves_fn(self, prog: Any, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
-        f = self.program(prog)
-        xs = [self.to_lib(leaf) for leaf in real_leaves(x)]
-        self.branches.start("record")
-        from .leaves import replace_leaves
-
-        holder["y"] = f(replace_leaves(x, xs))  # eager: domain errors, branch outcomes, the output's shape
-        self.branches.mode = "off"
-
-        def traced(leaves: list) -> list:
-            self.branches.start("replay")
-            try:
-                y = f(replace_leaves(x, list(leaves)))
-            finally:
-                self.branches.mode = "off"
-            return [self.out_leaf(o) for o in real_leaves(y)]
-
-        return jax.jit(traced)
+        return jax.jit(self._replayed(prog, x, holder))
 
 
 # The special functions (issue #25) through jax's own calls (specials.py).

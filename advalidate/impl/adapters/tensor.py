@@ -172,6 +172,29 @@ class TensorEngine(AdapterEngine):
 
         return fn
 
+    def _replayed(self, prog: Program, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
+        """For an engine whose compiler traces (`jax.jit`, `tf.function`; it has `branches`, a
+        `Branches` its ops decide through): the program run once eagerly at `x` (domain errors,
+        branch outcomes, the output's structure into `holder`), then as a function of its leaves
+        that replays those branch outcomes, straight-line code for the compiler to trace."""
+        f = self.program(prog)
+        branches = self.branches  # type: ignore[attr-defined]
+        branches.start("record")
+        try:
+            holder["y"] = f(replace_leaves(x, [self.to_lib(leaf) for leaf in real_leaves(x)]))
+        finally:
+            branches.mode = "off"
+
+        def traced(leaves: list) -> list:
+            branches.start("replay")
+            try:
+                y = f(replace_leaves(x, list(leaves)))
+            finally:
+                branches.mode = "off"
+            return [self.out_leaf(o) for o in real_leaves(y)]
+
+        return traced
+
     def out_leaf(self, o: Any) -> Any:
         """An output leaf as a library tensor (constants may come out as floats or numpy values)."""
         return o

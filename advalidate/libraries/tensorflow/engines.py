@@ -37,7 +37,6 @@ import numpy as np
 import tensorflow as tf
 
 from ...impl.adapters.common import LibraryOps
-from ...impl.adapters.leaves import real_leaves, replace_leaves
 from ...impl.adapters.specials import install_ops
 from ...impl.adapters.tensor import Branches, ForwardMode, TensorEngine, branching_ops, ravel_targets
 from ..base import ReproInfo
@@ -163,23 +162,8 @@ class TensorflowEngine(ForwardMode, TensorEngine):
     def _leaves_fn(self, prog: Any, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
         if self.function is None:
             return super()._leaves_fn(prog, x, holder)
-        f = self.program(prog)
-        self.branches.start("record")
-        try:  # eager: domain errors, branch outcomes, the output's structure
-            holder["y"] = f(replace_leaves(x, [self.to_lib(leaf) for leaf in real_leaves(x)]))
-        finally:
-            self.branches.mode = "off"
-
-        def traced(leaves: list) -> list:
-            self.branches.start("replay")
-            try:
-                y = f(replace_leaves(x, list(leaves)))
-            finally:
-                self.branches.mode = "off"
-            return [self.out_leaf(o) for o in real_leaves(y)]
-
         # autograph off: the program's Python is straight-line once its branches are replayed
-        return tf.function(traced, autograph=False, **self.function)
+        return tf.function(self._replayed(prog, x, holder), autograph=False, **self.function)
 
     def lowering_table(self) -> Any:
         return lowerings.LOWERINGS
