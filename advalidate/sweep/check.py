@@ -74,8 +74,10 @@ def _unused(*_a: Any) -> Any:
     raise _Unused("not judged in this mode")
 
 
-def backend(library: str) -> Any:
-    return importlib.import_module(BACKENDS[library])
+def backend(library: str, transform: str = "eager") -> Any:
+    """The library's AD modes under `transform` (`records.TRANSFORMS`): an object with the
+    functions of `modes_torch` (leaves, tensor, vjp, jvp, func_jvp, reverse_fn, forward_fn)."""
+    return importlib.import_module(BACKENDS[library]).transformed(transform)
 
 
 def _scalar(x: Any) -> float | None:
@@ -113,7 +115,7 @@ class _Subject:
 
 def _subjects(rec: OpRecord, seed: int) -> dict[str, _Subject]:
     """The primal and the two first-order passes (with a seeded cotangent u and tangent t)."""
-    b = backend(rec.library)
+    b = backend(rec.library, rec.transform)
     rng = np.random.default_rng([seed, 27])
     xs = [b.tensor(a) for a in rec.args]
     outs = b.leaves(rec.fn(*xs))
@@ -129,7 +131,7 @@ def _subjects(rec: OpRecord, seed: int) -> dict[str, _Subject]:
 
 def _probe(rule: Any, subject: _Subject, rec: OpRecord, side: str) -> str:
     """ "" when the rule runs at the record's inputs, else the first line of what it raised."""
-    b = backend(rec.library)
+    b = backend(rec.library, rec.transform)
     xs = [b.tensor(a) for a in rec.args]
     try:
         if side == "fd":

@@ -123,3 +123,12 @@ def forward_fn(fn: Fn, tangents: Sequence[Any]) -> Fn:
 
 
 __all__ = ["forward_fn", "func_jvp", "jvp", "leaves", "reverse_fn", "tensor", "vjp"]
+
+
+def transformed(transform: str) -> Any:
+    """This module's modes under `transform` (`records.TRANSFORMS["jax"]`); "eager" is the module."""
+    import sys
+
+    if transform == "eager":
+        return sys.modules[__name__]
+    raise NotImplementedError(f"the jax sweep has no transform {transform!r} yet")

@@ -119,3 +119,12 @@ def forward_fn(fn: Fn, tangents: Sequence[Any]) -> Fn:
 
 def tensor(a: Any) -> Any:
     return torch.as_tensor(a, dtype=torch.float64)
+
+
+def transformed(transform: str) -> Any:
+    """This module's modes under `transform` (`records.TRANSFORMS["torch"]`); "eager" is the module."""
+    import sys
+
+    if transform == "eager":
+        return sys.modules[__name__]
+    raise NotImplementedError(f"the torch sweep has no transform {transform!r} yet")

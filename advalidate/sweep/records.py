@@ -17,6 +17,17 @@ if TYPE_CHECKING:  # `advalidate --help` loads this module: numpy only when a sw
     import numpy as np
 
 MODES = ("reverse", "forward", "fwd_over_rev", "rev_over_rev", "fwd_over_fwd")
+#: The dtype axis (issue #38): the precision the library's rules run in. A record's `args` are
+#: always the exact values (float64, complex128 for a complex dtype) rounded to its dtype, so the
+#: differences and the float64 reference see the very point the low-precision rule saw.
+DTYPES = ("float64", "float32", "bfloat16", "float16", "complex128", "complex64")
+#: The transform axis (issue #38): what the user wraps the op in before differentiating it.
+#: torch: eager autograd, torch.compile (aot_eager, inductor), torch.func as the AD front end,
+#: vmap of torch.func, torch.utils.checkpoint; jax: eager, jit, vmap, checkpoint (remat).
+TRANSFORMS = {
+    "torch": ("eager", "aot_eager", "inductor", "func", "vmap", "checkpoint"),
+    "jax": ("eager", "jit", "vmap", "checkpoint"),
+}
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,10 @@ class OpRecord:
     #: why this record is not run at all: the library's primal is known not to finish on it
     #: (an upstream issue); "" runs it. A record no worker can finish would time out its whole op.
     not_run: str = ""
+    #: the dtype the library's rules run in (`DTYPES`); `args` hold values exact in it
+    dtype: str = "float64"
+    #: what the op is wrapped in before it is differentiated (`TRANSFORMS[library]`)
+    transform: str = "eager"
 
 
 RecordSource = Callable[..., Iterator[OpRecord]]
@@ -49,4 +64,4 @@ ABS_FLOOR = 2.0**-511
 #: |W|·|V|·max|S(X)| is its rounding (p(1 - p) from exp(x - out) rounded at |x| ~ 1e4), not a bug.
 FLAT_RTOL = 1e-12
 
-__all__ = ["ABS_FLOOR", "FLAT_RTOL", "MODES", "OpRecord", "RecordSource"]
+__all__ = ["ABS_FLOOR", "DTYPES", "FLAT_RTOL", "MODES", "TRANSFORMS", "OpRecord", "RecordSource"]
