@@ -51,6 +51,8 @@ class OpRecord:
     dtype: str = "float64"
     #: what the op is wrapped in before it is differentiated (`TRANSFORMS[library]`)
     transform: str = "eager"
+    #: the dtypes the library's database lists for this op's autograd (the dtype axis draws from these)
+    dtypes: frozenset[str] = frozenset({"float64"})
 
 
 RecordSource = Callable[..., Iterator[OpRecord]]
