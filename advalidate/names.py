@@ -39,7 +39,7 @@ ELIMINATE = "advalidate.impl.seed001:eliminate_for_stage"
 #: the library it needs, the pip extra that installs it). Imported only when asked for, so the
 #: libraries stay optional.
 ADAPTERS: dict[str, tuple[str, str, str]] = {
-    "autograd": ("advalidate.impl.adapters.autograd:AutogradEngine", "autograd", "peers"),
+    "autograd": ("advalidate.libraries.autograd.engines:AutogradEngine", "autograd", "peers"),
     "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
     "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
     "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),

@@ -16,6 +16,7 @@ import pytest
 import advalidate as adv
 from advalidate.generators import generate
 from advalidate.impl.registry import EngineError
+from advalidate.names import ADAPTERS
 from advalidate.oracles import check
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.adv"))
@@ -147,6 +148,6 @@ def test_a_wrong_rule_in_the_library_is_caught(adapter: Any) -> None:
 @pytest.mark.parametrize("name", list(LIBRARIES))
 def test_a_missing_library_names_the_extra(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, LIBRARIES[name], None)  # `import <library>` now fails
-    monkeypatch.delitem(sys.modules, f"advalidate.impl.adapters.{name}", raising=False)
+    monkeypatch.delitem(sys.modules, ADAPTERS[name][0].partition(":")[0], raising=False)
     with pytest.raises(EngineError, match=r"pip install 'advalidate\[(peers|torch)\]'"):
         adv.engine(name)

@@ -13,9 +13,9 @@ import pytest
 pytestmark = pytest.mark.peers
 
 LIBS = {  # namespace module, class, the library it needs, how to read a result back
-    "autograd": ("autograd_namespace", "AutogradNamespace", "autograd", np.asarray),
-    "jax": ("jax_namespace", "JaxNamespace", "jax", np.asarray),
-    "torch": ("torch_namespace", "TorchNamespace", "torch", lambda t: t.detach().numpy()),
+    "autograd": ("advalidate.libraries.autograd.namespace", "AutogradNamespace", "autograd", np.asarray),
+    "jax": ("advalidate.impl.adapters.jax_namespace", "JaxNamespace", "jax", np.asarray),
+    "torch": ("advalidate.impl.adapters.torch_namespace", "TorchNamespace", "torch", lambda t: t.detach().numpy()),
 }
 
 
@@ -23,7 +23,7 @@ LIBS = {  # namespace module, class, the library it needs, how to read a result 
 def xp(request: pytest.FixtureRequest) -> tuple[Any, Any]:
     module, cls, lib, to_np = LIBS[request.param]
     pytest.importorskip(lib)
-    ns = getattr(importlib.import_module(f"advalidate.impl.adapters.{module}"), cls)()
+    ns = getattr(importlib.import_module(module), cls)()
     return ns, lambda v: np.asarray(to_np(v), dtype=float)
 
 
@@ -118,11 +118,11 @@ def test_torch_masks_keep_their_shape_when_empty() -> None:
 
 
 def test_autograd_lowerings_compute_their_documented_semantics() -> None:
-    """`autograd_lowerings`: each row's method gives what its semantics column says, on repeated
+    """autograd's `lowerings`: each row's method gives what its semantics column says, on repeated
     targets, negative indices and positions no target reaches; and it is the autograd engine's table."""
     pytest.importorskip("autograd")
     import advalidate as adv
-    from advalidate.impl.adapters import autograd_lowerings as L
+    from advalidate.libraries.autograd import lowerings as L
 
     assert adv.engine("autograd").lowering_table() is L.LOWERINGS
     ns = L.AutogradLoweringNamespace()

@@ -64,7 +64,9 @@ def special_construct(name: str) -> str:
 
 
 CONSTRUCTS = ARRAY_CONSTRUCTS + tuple(special_construct(n) for n in SPECIALS)
-ALIASES = {"jnp": "jax.numpy", "anp": "autograd.numpy", "tf": "tensorflow"}
+#: Short module names the rows' calls use (`jnp.sum`) -> the module: each library's `specials.py`
+#: registers its own (`alias`), so this module names no library.
+ALIASES: dict[str, str] = {}
 OOB = ("mask", "wrap-once", "own")
 PALETTE = 2  # lowerings per construct per program
 MET_ARGS = 64  # argument points kept per special function's call (`Plan.note_args`)
@@ -108,6 +110,11 @@ class Lowering:
     def apply(self, *args: Any) -> Any:
         """A special function's call on `args`, with its constant arguments."""
         return resolve(self.call)(*self.lead, *args, **dict(self.keywords))
+
+
+def alias(short: str, module: str) -> None:
+    """Let rows write `short.f` for `module.f` (`alias("jnp", "jax.numpy")`); before any row is made."""
+    ALIASES[short] = module
 
 
 @functools.cache

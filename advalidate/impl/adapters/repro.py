@@ -662,13 +662,6 @@ def forward_gradient(xs, dy):
     return out
 """
 
-AUTOGRAD_FORWARD = """
-
-
-def forward_gradient(xs, dy):
-    \"\"\"The autograd engine is judged against differences of its own primal only.\"\"\"
-    raise NotImplementedError("no forward mode here: autograd's reverse mode against differences only")
-"""
 
 TORCH_FUNC_FORWARD = """
 
@@ -739,20 +732,4 @@ def library_gradient(xs, dy):
     gs = pull([torch.tensor(np.array(d, dtype=np.float64)).reshape(y.shape) for y, d in zip(ys, dy)])
     # force=True: a zero gradient may come back as torch's internal ZeroTensor, which numpy() refuses
     return [g.detach().numpy(force=True) for g in gs]
-"""
-
-AUTOGRAD_DRIVER = """
-LIBRARY = "autograd"
-
-
-def primal(xs):
-    return f(*[np.array(v, dtype=np.float64) for v in xs])
-
-
-def library_gradient(xs, dy):
-    def loss(*a):
-        return sum(anp.sum(y * np.array(d, dtype=np.float64)) for y, d in zip(f(*a), dy))
-
-    args = [np.array(v, dtype=np.float64) for v in xs]
-    return [grad(loss, k)(*args) for k in range(len(args))]
 """

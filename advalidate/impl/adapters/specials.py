@@ -31,7 +31,7 @@ import numpy as np
 from ...lang.errors import DomainError
 from ...lang.specials import SPECIALS
 from ...lang.xp import ELEMENTWISE
-from .lowering import Lowering, Table, special_construct
+from .lowering import Lowering, Table, alias, special_construct
 
 # What the rows' calls compute beyond the language's definition (lang/specials.py), by function:
 # the semantics every row of the function shares; a row adds its own where it differs.
@@ -75,6 +75,7 @@ ONE = {"lead": (1,), "mode": "n=1"}
 PIECE = {"ties": "piece"}
 FMAX = "the larger, ignoring NaN; a tie's cotangent to one argument"
 FMIN = "the smaller, ignoring NaN; a tie's cotangent to one argument"
+alias("jnp", "jax.numpy")
 JAX = _table({
     "expm1": (("jnp.expm1", ""), ("jax.lax.expm1", "the lax primitive")),
     "log1p": (("jnp.log1p", ""), ("jax.lax.log1p", "the lax primitive")),
@@ -122,30 +123,10 @@ TORCH = _table({
     "min": (("torch.minimum", ""), ("torch.fmin", FMIN, PIECE)),
     "max": (("torch.maximum", ""), ("torch.fmax", FMAX, PIECE)),
 })  # fmt: skip
-AUTOGRAD = _table({
-    "expm1": (("anp.expm1", ""),),
-    "log1p": (("anp.log1p", ""),),
-    "erf": (("autograd.scipy.special.erf", ""),),
-    "erfc": (("autograd.scipy.special.erfc", ""),),
-    "lgamma": (("autograd.scipy.special.gammaln", ""),),
-    "digamma": (("autograd.scipy.special.digamma", ""), ("autograd.scipy.special.psi", "an alias of digamma")),
-    "trigamma": (("autograd.scipy.special.polygamma", "", ONE),),
-    # autograd has no softplus: log(e^0 + e^x)
-    "softplus": (("anp.logaddexp", "log(e^0 + e^x)", {"lead": (0.0,), "mode": "0.0, x"}),),
-    "abs": (("anp.abs", ""), ("anp.absolute", "an alias of abs"), ("anp.fabs", "|x| of a real")),
-    "sign": (("anp.sign", ""),),
-    "floor": (("anp.floor", ""),),
-    "pow": (("anp.power", ""),),  # anp.float_power has no VJP
-    "atan2": (("anp.arctan2", ""),),
-    "hypot": (("anp.hypot", ""),),
-    "min": (("anp.minimum", ""), ("anp.fmin", "the smaller, ignoring NaN")),
-    "max": (("anp.maximum", ""), ("anp.fmax", "the larger, ignoring NaN")),
-})  # fmt: skip
 # The imports a repro.py needs for these calls, by library.
 IMPORTS = {
     "jax": "import jax.nn\nimport jax.scipy.special\n",
     "torch": "import torch.nn.functional\nimport torch.special\n",
-    "autograd": "import autograd.scipy.special\n",
 }
 
 

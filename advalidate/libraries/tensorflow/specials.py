@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...impl.adapters.lowering import alias
 from ...impl.adapters.specials import PIECE
 from ...impl.adapters.specials import _table as special_table
 
@@ -19,6 +20,8 @@ from ...impl.adapters.specials import _table as special_table
 ONE = {"lead": (np.float64(1.0),), "mode": "n=1"}
 #: The tie rule of `tf.math.maximum` / `tf.math.minimum` (TF 2.21 `math_grad._MaximumMinimumGrad`).
 FIRST = "a tie's whole cotangent to the first argument"
+
+alias("tf", "tensorflow")
 
 TENSORFLOW = special_table({
     "expm1": (("tf.math.expm1", ""),),

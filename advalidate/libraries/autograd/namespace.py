@@ -1,5 +1,5 @@
 """The `xp` namespace of `autograd.numpy` (float64): what the `autograd` engine and its lowering
-table (`autograd_lowerings`) share, so the lowerings need not import the engine that loads them.
+table (`lowerings`) share, so the lowerings need not import the engine that loads them.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
 
-from .specials import AUTOGRAD, install_namespace
-from .tensor import ravel_targets
+from ...impl.adapters.specials import install_namespace
+from ...impl.adapters.tensor import ravel_targets
+from .specials import AUTOGRAD
 
 
 class AutogradNamespace:

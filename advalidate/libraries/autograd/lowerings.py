@@ -1,4 +1,4 @@
-"""autograd's lowering table: every `autograd.numpy` call that computes a construct (see `lowering`).
+"""autograd's lowering table: every `autograd.numpy` call that computes a construct (see `impl/adapters/lowering.py`).
 
 autograd differentiates numpy's functions that have a VJP (`np.take`, `np.add.at` and
 `take_along_axis` have none), so its table is small. Own semantics:
@@ -22,8 +22,8 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
 
-from .autograd_namespace import AutogradNamespace
-from .lowering import Lowering, Table, check_table
+from ...impl.adapters.lowering import Lowering, Table, check_table
+from .namespace import AutogradNamespace
 from .specials import AUTOGRAD as SPECIAL_ROWS
 
 

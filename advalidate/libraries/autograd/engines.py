@@ -1,6 +1,6 @@
 """Engine `autograd`: HIPS autograd's reverse mode (`autograd.make_vjp`) on `autograd.numpy` arrays.
 
-Arrays run as `autograd.numpy` operations (advalidate.impl.adapters.tensor). autograd has no
+Arrays run as `autograd.numpy` operations (`advalidate.impl.adapters.tensor`). autograd has no
 out-of-range modes, so the language's semantics are mapped by explicit masking (`to_python`'s array
 runtime: out-of-range reads clipped and replaced with 0 by `anp.where`, out-of-range scatter
 sources removed). autograd arrays cannot be mutated in place, so a scatter is a product with a
@@ -32,11 +32,13 @@ from autograd import grad, make_vjp
 from autograd.differential_operators import make_jvp
 from autograd.tracer import Box, getval
 
-from ..protocol import ReproInfo
-from .autograd_namespace import AutogradNamespace
-from .common import LibraryOps
-from .specials import AUTOGRAD, IMPORTS, install_ops
-from .tensor import TensorEngine
+from ...impl.adapters.common import LibraryOps
+from ...impl.adapters.specials import install_ops
+from ...impl.adapters.tensor import TensorEngine, ravel_targets
+from ...impl.protocol import ReproInfo
+from .namespace import AutogradNamespace
+from .repro import DRIVER, FORWARD
+from .specials import AUTOGRAD, IMPORTS
 
 
 def _pack(parts: list) -> Any:
@@ -169,31 +171,27 @@ class AutogradEngine(TensorEngine):
         return split(np.asarray(ys, dtype=float).reshape(-1), out_shapes), back
 
     def lowering_table(self) -> Any:
-        from .autograd_lowerings import LOWERINGS
+        from .lowerings import LOWERINGS
 
         return LOWERINGS
 
     def lowering_namespace(self) -> Any:
-        from .autograd_lowerings import AutogradLoweringNamespace
+        from .lowerings import AutogradLoweringNamespace
 
         return AutogradLoweringNamespace()
 
     def repro_info(self) -> ReproInfo:
         import inspect
 
-        from .repro import AUTOGRAD_DRIVER, AUTOGRAD_FORWARD
-        from .tensor import ravel_targets
-
         return {
             "lift": lambda t: t,
             "lib": "anp",
             "atan": "anp.arctan",
-            "imports": IMPORTS["autograd"]
-            + "import math\nimport warnings\n\nimport autograd.numpy as anp\nimport numpy as np\n"
+            "imports": IMPORTS + "import math\nimport warnings\n\nimport autograd.numpy as anp\nimport numpy as np\n"
             "from autograd import grad, make_vjp\nfrom autograd.differential_operators import make_jvp\n"
             "from autograd.tracer import getval\n\n\n" + inspect.getsource(ravel_targets),
-            "driver": AUTOGRAD_DRIVER,
-            "forward": AUTOGRAD_FORWARD,
+            "driver": DRIVER,
+            "forward": FORWARD,
             "what": "autograd.grad, explicit masking",
             "needs": "autograd",
             "nested": [_pack, _unpack, _vector_fn, nested_vjp, nested_grad, nested_jvp],
