@@ -36,3 +36,13 @@ def test_an_engine_with_batches_of_one_is_not_handed_anything() -> None:
     eng.batch_size = 1
     prepare_batches(WorkerConfig(campaign_seed=7, engines=[]), [eng], 0, {})
     assert eng.batches == []
+
+
+def test_a_hook_set_to_none_has_its_default_as_every_reader_gives_it() -> None:
+    """The worker reads `batch_size` and `prepare` through `impl.protocol.hook`, as the oracles and
+    the campaign read theirs: a hook set to None is the protocol's default (batches of one), not an
+    error of the worker alone."""
+    eng = Batching()
+    eng.batch_size = None  # type: ignore[assignment]
+    prepare_batches(WorkerConfig(campaign_seed=7, engines=[]), [eng], 0, {})
+    assert eng.batches == []

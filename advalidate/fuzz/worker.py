@@ -23,6 +23,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..impl.protocol import hook
 from ..lang.errors import MemoryBudgetError
 from ..runner.signals import detach_from_signals
 
@@ -263,8 +264,8 @@ def prepare_batches(cfg: WorkerConfig, engines: list[Any], index: int, prepared:
     batch from an earlier index covers `index` (`prepared`: engine's position -> first index not
     yet handed over). With several workers another may run some of them: their compile is unused."""
     for k, eng in enumerate(engines):
-        size = getattr(eng, "batch_size", 1)
-        if not callable(getattr(eng, "prepare", None)) or size < 2 or index < prepared.get(k, 0):
+        size = hook(eng, "batch_size")
+        if not callable(hook(eng, "prepare")) or size < 2 or index < prepared.get(k, 0):
             continue
         prepared[k] = index + size
         cases = []
@@ -403,7 +404,7 @@ def library_defaults(eng: Any, seed: int) -> Any:
     from ..oracles.consistency import DEFAULTS_ONLY
 
     out = eng.lowered(seed, only=DEFAULTS_ONLY)
-    if out is None and getattr(eng, "library", ""):
+    if out is None and hook(eng, "library"):
         from ..impl import engine
 
         out = engine(eng.library).lowered(seed, only=DEFAULTS_ONLY)
@@ -429,7 +430,7 @@ def attributed_call(prog: Any, x: Any, eng: Any, seed: int, oracle: str) -> dict
     from ..oracles.consistency import alone_text, specials_alone
     from .findings import failure_class, library_call
 
-    if getattr(eng, "lowered", None) is None:
+    if hook(eng, "lowered") is None:
         return None
     for v in judge(prog, x, [eng], ["consistency"], seed):
         call = library_call(failure_class(v)) if v["status"] == "fail" else None
@@ -467,7 +468,7 @@ def worker_main(conn: Any, cfg: WorkerConfig) -> None:
         return
     by_name = {engine_label(e): e for e in engines}
     for e in engines:  # what an engine does once per worker process (docs/plugins.md: `worker_setup`)
-        setup = getattr(e, "worker_setup", None)
+        setup = hook(e, "worker_setup")
         if callable(setup):
             setup()
     load_lazy_modules(defaults if cfg.oracles is None else cfg.oracles)  # before the limit: it counts programs
