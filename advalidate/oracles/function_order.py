@@ -6,7 +6,9 @@ A hand-written rule whose first derivatives are right can still be wrong once di
 like any other, g(x) = Jᵀu (u a fixed seeded cotangent), and check_function judges g's reverse
 mode (double backward, `jax.vjp` of `jax.vjp`) against finite differences of g: of the rule that
 the first-order `fd` check judges against f itself, so a wrong second order cannot hide behind a
-wrong first. The verdict is `fd2`.
+wrong first. The verdict is `fd2`. The arguments keep their dtype: a float32 or complex64 rule's
+double backward runs in it, against differences of g evaluated in float64, with the allowance of
+`function_precision` (a double backward right only in float64 fails, named in ulps).
 
 Second order is judged by default where f claims it with a custom rule of its own: torch, a
 Function in f's graph (not one of torch's) whose backward is not marked `once_differentiable`;
@@ -134,11 +136,16 @@ def first_order_pass(driver: _Driver, u: np.ndarray) -> Callable:
     jax = driver.jax
 
     def g_jax(*pieces: Any) -> tuple:
-        _y, pullback = jax.vjp(driver.g, *pieces)
+        y, pullback = jax.vjp(driver.g, *pieces)
         leaves: list[Any] = []
         _leaves(out.unflat(u, driver.array), leaves)
-        float0 = jax.dtypes.float0
-        leaves = [np.zeros(np.shape(c), float0) if i else c for c, i in zip(leaves, out.integral, strict=True)]
+        ys: list[Any] = []
+        _leaves(y, ys)
+        float0 = jax.dtypes.float0  # the cotangent in each output's own dtype (float32 pieces: float32)
+        leaves = [
+            np.zeros(np.shape(c), float0) if i else driver.jnp.asarray(c, dtype=getattr(yl, "dtype", None))
+            for c, i, yl in zip(leaves, out.integral, ys, strict=True)
+        ]
         return tuple(pullback(_pack(out.struct, iter(leaves))))
 
     return g_jax
@@ -158,7 +165,11 @@ def second_order(driver: _Driver, label: str, seed: int, order: int | None, judg
     rng = np.random.default_rng([seed, 2])
     u = rng.standard_normal(driver.out.m) * driver.out.diff_mask
     pieces = driver.args.split(driver.args.x0)
-    example = [p.item() if py else p for p, py in zip(pieces, driver.args.py_float, strict=True)]
+    with driver.context():  # each argument in its own dtype: a float32 rule's double backward runs in float32
+        example = [
+            p.item() if py else driver.array(p, dt)
+            for p, py, dt in zip(pieces, driver.args.py_float, driver.args.dtypes, strict=True)
+        ]
     v = judge(first_order_pass(driver, u), example)
     rules = f" (custom rule: {', '.join(sorted(set(twice)))})" if twice else ""
     v.oracle = "fd2"
