@@ -23,7 +23,8 @@ from advalidate.oracles import check
 pytest.importorskip("advalidate.libraries.tensorflow.namespace")
 
 from advalidate.fuzz.findings import failure_class  # noqa: E402
-from advalidate.libraries.base import OPTIONAL, Library  # noqa: E402
+from advalidate.impl.protocol import DEFAULTS  # noqa: E402
+from advalidate.libraries.base import Library  # noqa: E402
 from advalidate.libraries.tensorflow import lowerings  # noqa: E402
 from advalidate.oracles.consistency import reproducer  # noqa: E402
 from advalidate.oracles.context import Context  # noqa: E402
@@ -58,7 +59,7 @@ def test_the_engines_follow_the_library_protocol(engines: dict[str, Any]) -> Non
         assert eng.library == "tensorflow" and "nested" in eng.supports and "arrays" in eng.supports
         info = eng.repro_info()
         assert info["needs"].startswith("tensorflow ") and "import tensorflow as tf" in info["imports"]
-    assert callable(engines["tensorflow"].worker_setup) and "worker_setup" in OPTIONAL
+    assert callable(engines["tensorflow"].worker_setup) and "worker_setup" in DEFAULTS
     # XLA compiles no sorted-segment reduction: its engine declines those rows, the others keep them
     xla = {low.call for rows in engines["tensorflow-xla"].lowering_table().values() for low in rows}
     eager = {low.call for rows in engines["tensorflow"].lowering_table().values() for low in rows}

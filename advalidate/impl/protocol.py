@@ -51,7 +51,8 @@ class Hooks(Protocol):
     `oracles/at_kink.py`). None: its gradients at a kink are not judged against a rule."""
 
     mix_share: Mapping[str, tuple[int, int]]
-    """Feature -> (num, den): the share of a campaign's programs the engine asks to have it."""
+    """Feature -> (num, den): the share of a campaign's programs the engine asks to have it
+    (`fuzz/mix.py`; JAX and TensorFlow ask for array code in 1 program in 2). Empty: the swarm mix."""
 
     library: str
     """The outside library it drives ("jax", "torch", ...); "" for the built-in stages."""
@@ -64,7 +65,8 @@ class Hooks(Protocol):
     """Gradients at many points near a kink in one call (`oracles/consistency.py`); None: one vjp each."""
 
     worker_setup: Callable[[], None] | None
-    """Run once in each campaign worker before its first program (`fuzz/worker.py`)."""
+    """Run once in each campaign worker before its first program (`fuzz/worker.py`): logging,
+    threads, compilation caches. None: nothing to set up."""
 
     batch_size: int
     """Programs a campaign worker prepares at once with `prepare` (`fuzz/worker.py`)."""

@@ -8,9 +8,11 @@ satisfy `Library`; most of it comes from the shared machinery of `advalidate.imp
 only its library's calls. `docs/adding-a-library.md` walks through the hooks as a checklist.
 
 It extends `impl.protocol.Engine` (every engine's required part) with what a library's engine must
-also give; `ReproInfo` is `impl.protocol`'s (re-exported here). The optional hooks are
-`impl.protocol.Hooks`, read through `impl.protocol.hook`; `OPTIONAL` lists those a library's
-engine commonly gives, with who reads each and what leaving it out means.
+also give; `ReproInfo` is `impl.protocol`'s (re-exported here). The optional hooks
+(`worker_setup`, `mix_share`, `gradients_near`, `program_timeout`, ...) are `impl.protocol.Hooks`,
+the one place that says who reads each and what leaving it out means (`impl.protocol.DEFAULTS`),
+read through `impl.protocol.hook`. `runtime` and `out_leaf` are not hooks: `tensor.TensorEngine`
+has them with their defaults (explicit masking; leaves as they come), a library overrides them.
 """
 
 from __future__ import annotations
@@ -65,6 +67,13 @@ class Library(Engine, Protocol):
     def to_np(self, t: Any) -> Any:
         """A library tensor as a float64 ndarray."""
 
+    def out_leaf(self, o: Any) -> Any:
+        """An output leaf as the library's tensor (`TensorEngine`'s default: as it comes)."""
+
+    def runtime(self, ops: Any, xp: Any) -> Any:
+        """The array runtime a program runs on (`TensorEngine`'s default: `XpArrays`, out-of-range
+        indices masked; JAX's hands them to its fill / drop modes)."""
+
     # ---- the lowering table: every call a user writes for each construct (`adapters/lowering.py`) ----
     def lowering_table(self) -> Mapping[str, tuple[Any, ...]] | None:
         """Construct -> its `Lowering` rows (the first faithful), special functions included."""
@@ -81,14 +90,3 @@ class Library(Engine, Protocol):
 
     def repro(self, prog: Program, x: Any, dy: Any, own: dict[str, Any] | None = None, tolerance: Any = None) -> str:
         """The text of a standalone repro.py that exits 1 while the finding is there."""
-
-
-#: Optional hooks: name -> (who reads it, what leaving it out means).
-OPTIONAL: dict[str, tuple[str, str]] = {
-    "worker_setup": ("fuzz worker, once per process", "nothing to set up"),
-    "mix_share": ("fuzz/mix.py", "the swarm mix: no share of array programs asked for"),
-    "gradients_near": ("oracles/consistency.py, kink search", "one eager vjp per point"),
-    "runtime": ("tensor.TensorEngine.program", "explicit masking of out-of-range indices (XpArrays)"),
-    "out_leaf": ("tensor.TensorEngine", "output leaves taken as they come"),
-    "program_timeout": ("impl/registry.py", "the campaign's default per-program timeout"),
-}
