@@ -34,7 +34,7 @@ def _reverse(fn: Fn, xs: Sequence[Any], cots: Sequence[Any], *, create_graph: bo
     with torch.enable_grad():
         outs = leaves(fn(*xs))
         pairs = [
-            (y, c.reshape(y.shape))
+            (y, c.reshape(y.shape).to(y.dtype))
             for y, c in zip(outs, cots)
             if isinstance(y, torch.Tensor) and y.requires_grad and bool(torch.any(c != 0))
         ]
@@ -62,7 +62,7 @@ def jvp(fn: Fn) -> Fn:
 
     def rule(ts: Any, *xs: Any) -> Any:
         with fwad.dual_level():
-            duals = [fwad.make_dual(x, t) for x, t in zip(xs, leaves(ts))]
+            duals = [fwad.make_dual(x, t.reshape(x.shape).to(x.dtype)) for x, t in zip(xs, leaves(ts))]
             outs = leaves(fn(*duals))
             tans = []
             for y in outs:
@@ -77,7 +77,8 @@ def func_jvp(fn: Fn) -> Fn:
     """The same rule by torch.func.jvp (nestable, for forward-over-forward)."""
 
     def rule(ts: Any, *xs: Any) -> Any:
-        _y, t = torch.func.jvp(fn, tuple(xs), tuple(leaves(ts)))
+        ts = tuple(t.reshape(x.shape).to(x.dtype) for t, x in zip(leaves(ts), xs))
+        _y, t = torch.func.jvp(fn, tuple(xs), ts)
         return t
 
     return rule
@@ -93,7 +94,7 @@ def reverse_fn(fn: Fn, cots: Sequence[Any]) -> Fn:
             zs = [torch.zeros(x.shape, dtype=x.dtype, requires_grad=True) for x in xs]
             outs = leaves(fn(*[x + z for x, z in zip(xs, zs)]))
             pairs = [
-                (y, c.reshape(y.shape))
+                (y, c.reshape(y.shape).to(y.dtype))
                 for y, c in zip(outs, cots)
                 if isinstance(y, torch.Tensor) and y.requires_grad and bool(torch.any(c != 0))
             ]
@@ -117,14 +118,31 @@ def forward_fn(fn: Fn, tangents: Sequence[Any]) -> Fn:
     return f
 
 
-def tensor(a: Any) -> Any:
-    return torch.as_tensor(a, dtype=torch.float64)
+#: `records.DTYPES` names -> torch dtypes.
+TORCH_DTYPES = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "complex128": torch.complex128,
+    "complex64": torch.complex64,
+}
+
+
+def tensor(a: Any, dtype: str = "float64") -> Any:
+    """`a` as a torch tensor of `dtype` (a `records.DTYPES` name)."""
+    if dtype not in TORCH_DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; known: {', '.join(TORCH_DTYPES)}")
+    return torch.as_tensor(a, dtype=TORCH_DTYPES[dtype])
 
 
 def transformed(transform: str) -> Any:
-    """This module's modes under `transform` (`records.TRANSFORMS["torch"]`); "eager" is the module."""
+    """This module's modes under `transform` (`records.TRANSFORMS["torch"]`): "eager" is the
+    module itself, the others `transforms_torch`'s (compile, torch.func, vmap, checkpoint)."""
     import sys
 
     if transform == "eager":
         return sys.modules[__name__]
-    raise NotImplementedError(f"the torch sweep has no transform {transform!r} yet")
+    from advalidate.sweep import transforms_torch
+
+    return transforms_torch.transformed(transform)
