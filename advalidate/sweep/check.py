@@ -11,18 +11,30 @@ Every mode is run, claimed or not. A claimed mode that fails is a finding ("wron
 raises is an incident ("error"). An unclaimed mode that raises refused, as it should; one that
 returns a zero derivative where the differences are not zero is a finding of its own kind
 ("silent-zero"), and one that returns another wrong value is "silent-wrong".
+
+The dtype and transform axes (issue #38 item 2). A record in a lower precision passes its inputs
+in its dtype: check_function judges the rule there against float64 differences with the dtype's
+rounding-aware tolerance and reports the error in ulps (`oracles.function_precision`), and the
+detail gets a "reference" line: how far the rule is from the same rule run in float64 at the
+same (rounded) point. A complex record is judged by check_function's convention of the library
+(PyTorch's conjugate Wirtinger gradient, JAX's). Under a transform the rule is judged against the
+differences as in eager and compared with eager's rule at the same point: a transform that
+raises where eager does not refused (n/a); a failure where eager gives the same value is the
+op's own (found on its eager record), not the transform's, and is inconclusive here.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from advalidate.oracles.function import check_function
+from advalidate.oracles.function import FRAMEWORKS, check_function
+from advalidate.oracles.function_precision import UNIT_ROUNDOFF, dtype_name
+from advalidate.oracles.function_trees import _to_numpy
 from advalidate.oracles.verdict import clip
 from advalidate.sweep.records import ABS_FLOOR, MODES, OpRecord
 
@@ -34,7 +46,11 @@ PLAN = {
     "fwd_over_rev": ("reverse", "forward"),
     "fwd_over_fwd": ("forward", "forward"),
 }
-BACKENDS = {"torch": "advalidate.sweep.modes_torch", "jax": "advalidate.sweep.modes_jax"}
+BACKENDS = {
+    "torch": "advalidate.sweep.modes_torch",
+    "jax": "advalidate.sweep.modes_jax",
+    "tensorflow": "advalidate.sweep.modes_tensorflow",
+}
 #: Statuses of a mode's result that are findings, and those that are incidents.
 FINDING_KINDS = {"fail": "wrong", "silent_zero": "silent-zero", "silent_wrong": "silent-wrong"}
 INCIDENTS = ("error",)
@@ -56,6 +72,8 @@ class ModeResult:
     actual: float | None = None
     rel_err: float | None = None
     seconds: float = 0.0
+    dtype: str = "float64"  # the record's dtype and transform (issue #38)
+    transform: str = "eager"
 
     @property
     def finding_kind(self) -> str:
@@ -113,14 +131,48 @@ class _Subject:
         self.fn, self.vjp, self.jvp, self.nondiff = fn, vjp, jvp, nondiff
 
 
-def _subjects(rec: OpRecord, seed: int) -> dict[str, _Subject]:
-    """The primal and the two first-order passes (with a seeded cotangent u and tangent t)."""
+WIDE = ("float64", "complex128")
+
+
+def _inputs(rec: OpRecord, b: Any) -> list[Any]:
+    """The record's inputs in its dtype (float64 ones as before the dtype axis)."""
+    if rec.dtype == "float64":
+        return [b.tensor(a) for a in rec.args]
+    return [b.tensor(a, dtype=rec.dtype) for a in rec.args]
+
+
+def _draw(rng: np.random.Generator, shape: Any, dtype: str, grain: str) -> np.ndarray:
+    """A seeded standard normal array of `dtype` (complex: real and imaginary parts), exact in the
+    precision of `grain` (the record's dtype: its float64 reference draws the very same values)."""
+    from advalidate.sweep.axes import round_to
+
+    a = rng.standard_normal(shape)
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    part = {"complex128": "float64", "complex64": "float32"}.get(grain, grain)
+    return round_to(a, part) if np.isrealobj(a) else round_to(a, "complex128" if part == "float64" else "complex64")
+
+
+def _as(b: Any, a: np.ndarray, dtype: str) -> Any:
+    return b.tensor(a) if dtype == "float64" else b.tensor(a, dtype=dtype)
+
+
+def _subjects(rec: OpRecord, seed: int, grain: str | None = None) -> dict[str, _Subject]:
+    """The primal and the two first-order passes (with a seeded cotangent u and tangent t, each
+    in the dtype of its output / input: the first-order passes run in the record's dtype)."""
     b = backend(rec.library, rec.transform)
     rng = np.random.default_rng([seed, 27])
-    xs = [b.tensor(a) for a in rec.args]
+    xs = _inputs(rec, b)
     outs = b.leaves(rec.fn(*xs))
-    u = [b.tensor(rng.standard_normal(np.shape(y)) * (j not in rec.nondiff_outputs)) for j, y in enumerate(outs)]
-    t = [b.tensor(rng.standard_normal(np.shape(a))) for a in rec.args]
+    u = [
+        _as(
+            b,
+            _draw(rng, np.shape(y), dtype_name(y), grain or rec.dtype) * (j not in rec.nondiff_outputs),
+            dtype_name(y),
+        )
+        for j, y in enumerate(outs)
+    ]
+    t = [_as(b, _draw(rng, np.shape(a), rec.dtype, grain or rec.dtype), rec.dtype) for a in rec.args]
     rev, fwd = b.reverse_fn(rec.fn, u), b.forward_fn(rec.fn, t)
     return {
         "primal": _Subject(rec.fn, b.vjp(rec.fn), b.jvp(rec.fn), tuple(rec.nondiff_outputs)),
@@ -132,19 +184,46 @@ def _subjects(rec: OpRecord, seed: int) -> dict[str, _Subject]:
 def _probe(rule: Any, subject: _Subject, rec: OpRecord, side: str) -> str:
     """ "" when the rule runs at the record's inputs, else the first line of what it raised."""
     b = backend(rec.library, rec.transform)
-    xs = [b.tensor(a) for a in rec.args]
     try:
-        if side == "fd":
-            outs = b.leaves(subject.fn(*xs))
-            cot = [b.tensor(np.ones(np.shape(y))) for y in outs]
-            rule(cot[0] if len(cot) == 1 else tuple(cot), *xs)
-        else:
-            ts = [b.tensor(np.ones(np.shape(a))) for a in rec.args]
-            rule(ts[0] if len(ts) == 1 else tuple(ts), *xs)
+        _apply(rule, subject, rec, b, side, None)
     except Exception as exc:  # noqa: BLE001 - the library refusing a mode is an answer
         text = str(exc).strip().splitlines()
         return f"{type(exc).__name__}: {clip(text[0], 200) if text else ''}"
     return ""
+
+
+def _apply(
+    rule: Any, subject: _Subject, rec: OpRecord, b: Any, side: str, rng: np.random.Generator | None, grain: str = ""
+) -> Any:
+    """The rule at the record's inputs, on a cotangent ("fd") or tangent of ones, or of seeded
+    normals (`rng`), each exact in its dtype; what it returns, flat (complex kept)."""
+    xs = _inputs(rec, b)
+    if side == "fd":
+        outs = b.leaves(subject.fn(*xs))
+        dts = [dtype_name(y) for y in outs]
+    else:
+        outs, dts = rec.args, [rec.dtype] * len(rec.args)
+    vs = [
+        _as(b, np.ones(np.shape(y)) if rng is None else _draw(rng, np.shape(y), dt, grain or rec.dtype), dt)
+        for y, dt in zip(outs, dts)
+    ]
+    got = b.leaves(rule(vs[0] if len(vs) == 1 else tuple(vs), *xs))
+    return np.concatenate([np.ravel(np.asarray(_to_numpy(g))) for g in got if g is not None] or [np.zeros(0)])
+
+
+def _apart(a: np.ndarray, b: np.ndarray, dtype: str) -> tuple[bool, str]:
+    """(do two runs of a rule agree to what rounding in `dtype` explains (√u of their size)?,
+    the largest difference in ulps of `dtype`)."""
+    if a.shape != b.shape:
+        return False, f"shapes {a.shape} and {b.shape}"
+    size = float(max(np.max(np.abs(a), initial=0.0), np.max(np.abs(b), initial=0.0)))
+    diff = float(np.max(np.abs(a - b), initial=0.0)) if a.size else 0.0
+    if not np.isfinite(diff):
+        same = bool(np.array_equal(a, b, equal_nan=True))
+        return same, "equal" if same else "a non-finite difference"
+    unit = UNIT_ROUNDOFF[dtype]
+    ulps = diff / (2 * unit * size) if size else 0.0
+    return diff <= math.sqrt(unit) * size + ABS_FLOOR, f"{diff:.3g} ({ulps:.3g} ulps of {dtype})"
 
 
 def check_record(
@@ -154,18 +233,21 @@ def check_record(
     differentiate the same function share one check_function call (and its differences)."""
     import time
 
+    axes = {"dtype": rec.dtype, "transform": rec.transform}
     if rec.not_run:
         detail = f"not run: {rec.not_run}"
-        return [ModeResult(rec.op, rec.sample, rec.variant, m, m in rec.modes, "not_applicable", detail) for m in modes]
+        return [
+            ModeResult(rec.op, rec.sample, rec.variant, m, m in rec.modes, "not_applicable", detail, **axes)
+            for m in modes
+        ]
     try:
         subjects = _subjects(rec, seed)
     except Exception as exc:  # noqa: BLE001 - the op fails at its own inputs: no mode can be judged
-        return [
-            ModeResult(
-                rec.op, rec.sample, rec.variant, m, m in rec.modes, "error", f"the op raised {clip(repr(exc), 200)}"
-            )
-            for m in modes
-        ]
+        status, detail = "error", f"the op raised {clip(repr(exc), 200)}"
+        if rec.transform != "eager" and _runs_eager(rec, seed):
+            status, detail = "not_applicable", f"refused under {rec.transform}: {clip(repr(exc), 200)}"
+        return [ModeResult(rec.op, rec.sample, rec.variant, m, m in rec.modes, status, detail, **axes) for m in modes]
+    others = _Others(rec, seed)
     results: dict[str, ModeResult] = {}
     for base in ("primal", "reverse", "forward"):
         start = time.perf_counter()
@@ -176,19 +258,100 @@ def check_record(
             check = PLAN[mode][1]
             claimed = mode in rec.modes
             known = rec.known.get(mode, rec.known.get("*", ""))
-            res = ModeResult(rec.op, rec.sample, rec.variant, mode, claimed, "pass", "", known=known)
+            res = ModeResult(rec.op, rec.sample, rec.variant, mode, claimed, "pass", "", known=known, **axes)
             raised = _probe(subject.vjp if check == "fd" else subject.jvp, subject, rec, check)
-            if raised:
+            if raised and rec.transform != "eager" and others.eager_runs(base, check):
+                res.status, res.detail = "not_applicable", f"refused under {rec.transform}: {raised}"
+            elif raised:
                 res.status, res.detail = ("error" if claimed else "refused"), raised
             else:
                 judged[mode] = res
             results[mode] = res
         if judged:
             _judge(rec, subject, judged, directions, seed, per_output=base == "primal")
+            for mode, res in judged.items():
+                others.compare(mode, subject, res)
         spent = (time.perf_counter() - start) / max(len(wanted), 1)
         for mode in wanted:
             results[mode].seconds = spent
     return [results[m] for m in MODES if m in results]
+
+
+def _runs_eager(rec: OpRecord, seed: int) -> bool:
+    try:
+        _subjects(replace(rec, transform="eager"), seed)
+    except Exception:  # noqa: BLE001 - eager fails too: the op's own error
+        return False
+    return True
+
+
+class _Others:
+    """The same record's rule in the other runs a judged rule is compared with: in float64 (the
+    reference of a lower-precision record) and in eager (the reference of a transform)."""
+
+    def __init__(self, rec: OpRecord, seed: int) -> None:
+        self.rec, self.seed = rec, seed
+        self.wide = "complex128" if rec.dtype.startswith("complex") else "float64"
+        self.runs: dict[str, OpRecord] = {}
+        if rec.dtype != self.wide:
+            self.runs["reference"] = replace(rec, dtype=self.wide)
+        if rec.transform != "eager":
+            self.runs["eager"] = replace(rec, transform="eager")
+        self.subjects: dict[str, dict[str, _Subject] | None] = {}
+
+    def _subjects(self, name: str) -> dict[str, _Subject] | None:
+        if name not in self.subjects:
+            try:
+                self.subjects[name] = _subjects(self.runs[name], self.seed, grain=self.rec.dtype)
+            except Exception:  # noqa: BLE001 - nothing to compare with
+                self.subjects[name] = None
+        return self.subjects[name]
+
+    def eager_runs(self, base: str, check: str) -> bool:
+        """Does eager run the rule the transform refused?"""
+        subs = self._subjects("eager") if "eager" in self.runs else None
+        if subs is None:
+            return False
+        rule = subs[base].vjp if check == "fd" else subs[base].jvp
+        return not _probe(rule, subs[base], self.runs["eager"], check)
+
+    def _values(self, name: str, mode: str, subject: _Subject | None = None) -> np.ndarray | None:
+        base, check = PLAN[mode]
+        rec = self.rec if name == "self" else self.runs[name]
+        if subject is None:
+            subs = self._subjects(name)
+            if subs is None:
+                return None
+            subject = subs[base]
+        rule = subject.vjp if check == "fd" else subject.jvp
+        b = backend(rec.library, rec.transform)
+        try:
+            return _apply(rule, subject, rec, b, check, np.random.default_rng([self.seed, 61]), self.rec.dtype)
+        except Exception:  # noqa: BLE001 - the other run raises: nothing to compare with
+            return None
+
+    def compare(self, mode: str, subject: _Subject, res: ModeResult) -> None:
+        """Add the reference line (lower precision) and the eager comparison (a transform) to the
+        result; a failure the transform shares with eager is the op's, not the transform's."""
+        if not self.runs or res.status in ("error", "not_applicable"):
+            return
+        own = self._values("self", mode, subject)
+        if own is None:
+            return
+        if "reference" in self.runs:
+            ref = self._values("reference", mode)
+            if ref is not None:
+                _ok, apart = _apart(own, ref.astype(own.dtype) if own.dtype.kind == "c" else ref, self.rec.dtype)
+                res.detail += f"; reference: the {self.wide} rule at the same point differs by {apart}"
+        if "eager" in self.runs:
+            eager = self._values("eager", mode)
+            if eager is None:
+                return
+            same, apart = _apart(own, eager, self.rec.dtype)
+            res.detail += f"; eager: {'agrees' if same else 'differs'} ({apart})"
+            if same and res.status in FINDING_KINDS:
+                res.detail = f"wrong in eager too (the op's own rule, judged on its eager record): {res.detail}"
+                res.status = "inconclusive"
 
 
 def _judge(
@@ -199,8 +362,8 @@ def _judge(
     try:
         fr = check_function(
             subject.fn,
-            *rec.args,
-            framework=rec.library,
+            *(rec.args if rec.dtype in WIDE else _inputs(rec, backend(rec.library, rec.transform))),
+            framework=rec.library if rec.library in FRAMEWORKS else "numpy",  # others: their rules as vjp=/jvp=
             vjp=subject.vjp if "fd" in checks else _unused,
             jvp=subject.jvp if "forward" in checks else None,
             seed=seed,

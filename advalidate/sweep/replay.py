@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from advalidate.lang.reader import read_user_json
-from advalidate.sweep.records import MODES
+from advalidate.sweep.records import DTYPES, MODES, TRANSFORMS
 
 
 class SweepReplayError(ValueError):
@@ -38,12 +38,17 @@ def load(directory: str | Path) -> dict[str, Any]:
             raise SweepReplayError(f"{directory}/finding.json: {key!r} is missing or not a {kind.__name__}")
     if data["library"] not in LIBRARIES or data["mode"] not in MODES:
         raise SweepReplayError(f"{directory}/finding.json: unknown library or mode")
+    data.setdefault("dtype", "float64")  # a finding of before the dtype and transform axes
+    data.setdefault("transform", "eager")
+    if data["dtype"] not in DTYPES or data["transform"] not in TRANSFORMS.get(data["library"], ()):
+        raise SweepReplayError(f"{directory}/finding.json: unknown dtype or transform")
     return data
 
 
 def replay(directory: str | Path) -> tuple[int, str]:
     """(exit status, report): 1 while the mode still fails on the recorded record, else 0."""
-    from advalidate.sweep import records
+    from advalidate.sweep import base_records
+    from advalidate.sweep.axes import find
     from advalidate.sweep.check import check_record
 
     data = load(directory)
@@ -51,14 +56,17 @@ def replay(directory: str | Path) -> tuple[int, str]:
         import torch
 
         torch.set_num_threads(1)
-    kwargs: dict[str, Any] = {"ops": [data["op"]], "seed": data["seed"]}
-    for rec in records(data["library"], **kwargs):
-        if rec.op == data["op"] and rec.sample == data["sample"] and rec.variant == data["variant"]:
-            directions = int(data.get("directions", 1))
-            (res,) = check_record(rec, modes=(data["mode"],), directions=directions, seed=data["seed"])
-            line = f"{rec.library} {rec.op} sample {rec.sample} {rec.variant}, {res.mode}: {res.status}: {res.detail}"
-            return (1 if res.finding_kind else 0), line
-    raise SweepReplayError(
-        f"{data['library']} has no record {data['op']} sample {data['sample']} {data['variant']} "
-        f"(another {data['library']} version, or the op was removed from its database)"
+    key = (data["op"], data["sample"], data["variant"], data["dtype"], data["transform"])
+    rec = find(base_records(data["library"], ops=[data["op"]], seed=data["seed"]), *key, data["seed"])
+    if rec is None:
+        raise SweepReplayError(
+            f"{data['library']} has no record {data['op']} sample {data['sample']} {data['variant']} in "
+            f"{data['dtype']} (another {data['library']} version, or the op was removed from its database)"
+        )
+    directions = int(data.get("directions", 1))
+    (res,) = check_record(rec, modes=(data["mode"],), directions=directions, seed=data["seed"])
+    line = (
+        f"{rec.library} {rec.op} sample {rec.sample} {rec.variant} ({rec.dtype}, {rec.transform}), "
+        f"{res.mode}: {res.status}: {res.detail}"
     )
+    return (1 if res.finding_kind else 0), line

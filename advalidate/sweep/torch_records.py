@@ -21,6 +21,7 @@ import numpy as np
 from advalidate.sweep.literals import Unrepresentable, literal
 from advalidate.sweep.perturb import variants
 from advalidate.sweep.records import OpRecord
+from advalidate.sweep.torch_xfails import xfail_text
 
 #: Samples taken per op (the first ones torch yields); ADVALIDATE_SWEEP_SAMPLES overrides.
 SAMPLES = 2
@@ -86,16 +87,23 @@ def _decorator_reason(dec: Any) -> str:
     return ""
 
 
-def known_failures(o: Any) -> dict[str, str]:
+def autograd_dtypes(o: Any) -> frozenset[str]:
+    """The dtypes (`records.DTYPES` names) OpInfo lists for the op's backward on CPU."""
+    names = {str(d).removeprefix("torch.") for d in o.supported_backward_dtypes("cpu")}
+    return frozenset(d for d in TORCH_DTYPES if d in names) | {"float64"}
+
+
+def known_failures(o: Any, dtype: str = "float64") -> dict[str, str]:
     """mode (or "*") -> the op's own expected failure / skip of torch's gradient test for it,
-    on CPU in float64."""
+    on CPU in `dtype`, with the database's own text where it has one (`xfail_text`)."""
     import torch
 
+    own = getattr(torch, dtype)
     out: dict[str, str] = {}
     for info in chain(o.decorators, o.skips):
         if not hasattr(info, "test_name") or info.cls_name not in GRAD_CLASSES:
             continue
-        if info.device_type not in (None, "cpu") or (info.dtypes and torch.float64 not in info.dtypes):
+        if info.device_type not in (None, "cpu") or (info.dtypes and own not in info.dtypes):
             continue
         if not info.active_if:
             continue
@@ -106,6 +114,13 @@ def known_failures(o: Any) -> dict[str, str]:
             reason = _decorator_reason(dec)
             if reason:
                 out[mode] = f"{reason} ({info.cls_name or 'all classes'}.{info.test_name or '*'})"
+                text = (
+                    xfail_text(o.name, o.variant_test_name or "", info.test_name)
+                    if reason == "expected failure"
+                    else ""
+                )
+                if text:
+                    out[mode] += f": {text}"
     return out
 
 
@@ -216,9 +231,12 @@ class _Sample:
     def _items(x: Any) -> list[Any]:
         return list(x) if isinstance(x, list | tuple) else [x]
 
-    def recompose(self, inputs: Sequence[Any], place: Callable[[int], str] | None = None) -> Any:
+    def recompose(
+        self, inputs: Sequence[Any], place: Callable[[int], str] | None = None, const: Callable[[Any], Any] = None
+    ) -> Any:
         """(input, args, kwargs) with `inputs` in the places of the tensors that require grad;
-        with `place`, source text instead (placeholders from `place(i)`, constants as literals)."""
+        with `place`, source text instead (placeholders from `place(i)`, constants as literals);
+        `const` maps each constant (a record in another dtype rounds its float64 tensors)."""
         import torch
 
         it = iter(range(len(self.grads)))
@@ -227,7 +245,9 @@ class _Sample:
             if isinstance(x, torch.Tensor) and x.requires_grad:
                 i = next(it)
                 return inputs[i] if place is None else place(i)
-            return x if place is None else literal(x)
+            if place is not None:
+                return literal(x)
+            return x if const is None else const(x)
 
         def slot(x: Any) -> Any:
             if isinstance(x, list | tuple) and x and all(isinstance(e, torch.Tensor) for e in x):
@@ -243,17 +263,7 @@ class _Sample:
         return inp, args, kwargs
 
     def function(self) -> Callable[..., Any]:
-        o, s = self.o, self.s
-        op = o.get_op()
-
-        def fn(*inputs: Any) -> Any:
-            inp, args, kwargs = self.recompose(inputs)
-            out = o.gradcheck_wrapper(op, inp, *args, **kwargs)
-            if s.output_process_fn_grad is not None:
-                out = s.output_process_fn_grad(out)
-            return float64_outputs(out)
-
-        return fn
+        return _Call(self)
 
     def call_source(self) -> str:
         """`def f(*args):` calling the op in torch's API, every constant a literal ("" if impossible)."""
@@ -284,9 +294,66 @@ class _Sample:
         return "\n\n".join([*pre, "def f(*args):\n" + body]) + "\n"
 
 
-def float64_outputs(out: Any) -> Any:
+#: A record's outputs by its dtype: those of its own precision (the rule's run) and their wide
+#: counterparts (the differences' run), so both runs see the same outputs.
+KEPT_OUTPUTS = {
+    "float64": frozenset({"float64"}),
+    "float32": frozenset({"float64", "float32"}),
+    "bfloat16": frozenset({"float64", "bfloat16"}),
+    "float16": frozenset({"float64", "float16"}),
+    "complex128": frozenset({"float64", "complex128"}),
+    "complex64": frozenset({"float64", "complex128", "float32", "complex64"}),
+}
+#: torch's dtypes by the names records use (`records.DTYPES`).
+TORCH_DTYPES = ("float64", "float32", "bfloat16", "float16", "complex128", "complex64")
+
+
+class _Call:
+    """A sample's op as a function of its differentiable tensors, in float64 or (`retyped`) in
+    another dtype: then its float64 constants are rounded to that dtype too, held in it when the
+    rule runs and widened back when the differences evaluate the op at float64 (complex128)."""
+
+    def __init__(self, smp: _Sample, dtype: str = "float64") -> None:
+        self.smp, self.dtype = smp, dtype
+        self.op = smp.o.get_op()
+
+    def retyped(self, dtype: str) -> _Call:
+        """The op in `dtype`; its `known_failures` are the database's for that dtype."""
+        call = _Call(self.smp, dtype)
+        call.known_failures = known_failures(self.smp.o, dtype)
+        return call
+
+    def _const(self, low: bool) -> Callable[[Any], Any] | None:
+        import torch
+
+        if self.dtype == "float64":
+            return None
+        own = getattr(torch, self.dtype)
+        wide = torch.complex128 if own.is_complex else torch.float64
+
+        def const(x: Any) -> Any:
+            if isinstance(x, torch.Tensor) and x.dtype == torch.float64:
+                return x.to(own) if low else x.to(own).to(wide)
+            return x
+
+        return const
+
+    def __call__(self, *inputs: Any) -> Any:
+        import torch
+
+        o, s = self.smp.o, self.smp.s
+        low = any(getattr(x, "dtype", torch.float64) not in (torch.float64, torch.complex128) for x in inputs)
+        inp, args, kwargs = self.smp.recompose(inputs, const=self._const(low))
+        out = o.gradcheck_wrapper(self.op, inp, *args, **kwargs)
+        if s.output_process_fn_grad is not None:
+            out = s.output_process_fn_grad(out)
+        return float64_outputs(out, KEPT_OUTPUTS[self.dtype])
+
+
+def float64_outputs(out: Any, dtypes: frozenset[str] | set[str] = frozenset({"float64"})) -> Any:
     """The float64 tensors of an output (a tensor, or nested tuples / lists), as a tuple when
-    there are several; integer outputs (indices) and others are not differentiable."""
+    there are several; integer outputs (indices) and others are not differentiable. A record in
+    another dtype keeps its outputs in `dtypes` too (float32, complex128, …)."""
     import torch
 
     leaves: list[Any] = []
@@ -295,7 +362,9 @@ def float64_outputs(out: Any) -> Any:
         if isinstance(y, list | tuple):
             for e in y:
                 walk(e)
-        elif isinstance(y, torch.Tensor) and y.dtype == torch.float64 and y.layout == torch.strided:
+        elif (
+            isinstance(y, torch.Tensor) and str(y.dtype).removeprefix("torch.") in dtypes and y.layout == torch.strided
+        ):
             leaves.append(y)
 
     walk(out)
@@ -357,7 +426,7 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0, samples: int | N
         key = op_key(o)
         if wanted is not None and not wanted & {key, o.name, key.rsplit(".", 1)[-1] if "." in o.name else key}:
             continue
-        modes, known = claimed_modes(o), known_failures(o)
+        modes, known, dtypes = claimed_modes(o), known_failures(o), autograd_dtypes(o)
         torch.manual_seed(seed)
         try:
             for index, smp in _diverse_samples(o, n_samples):
@@ -379,6 +448,7 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0, samples: int | N
                         known={**known, **convention(key, source, args)},
                         call_source=source,
                         nondiff_outputs=nondiff,
+                        dtypes=dtypes,
                     )
         except Exception:  # noqa: BLE001 - an op whose sample generator fails has no records
             continue

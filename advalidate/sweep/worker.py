@@ -25,6 +25,10 @@ class SweepConfig:
     samples: int | None = None
     directions: int = 1
     modes: tuple[str, ...] = MODES
+    #: the dtype and transform axes (`axes.py`): None is every value, sampled
+    dtypes: tuple[str, ...] | None = ("float64",)
+    transforms: tuple[str, ...] | None = ("eager",)
+    quick: bool = False
 
 
 def record_payload(rec: Any, results: list[Any]) -> dict[str, Any]:
@@ -34,6 +38,8 @@ def record_payload(rec: Any, results: list[Any]) -> dict[str, Any]:
         "op": rec.op,
         "sample": rec.sample,
         "variant": rec.variant,
+        "dtype": rec.dtype,
+        "transform": rec.transform,
         "results": [r.to_json() for r in results],
     }
     if any(r.finding_kind for r in results):
@@ -45,7 +51,15 @@ def record_json(rec: Any) -> dict[str, Any]:
     """A record as a finding directory keeps it: its inputs and its call in the library's own API."""
     return {
         "library": rec.library,
-        "args": [np.asarray(a, dtype=np.float64).tolist() for a in rec.args],
+        "dtype": rec.dtype,
+        "transform": rec.transform,
+        # exact in float64; a complex record's imaginary parts apart (`args_imag`)
+        "args": [np.real(np.asarray(a)).astype(np.float64).tolist() for a in rec.args],
+        **(
+            {"args_imag": [np.imag(a).astype(np.float64).tolist() for a in rec.args]}
+            if rec.dtype.startswith("complex")
+            else {}
+        ),
         "shapes": [list(np.shape(a)) for a in rec.args],
         "call_source": rec.call_source,
         "nondiff_outputs": list(rec.nondiff_outputs),
@@ -59,7 +73,13 @@ def check_op(name: str, cfg: SweepConfig, send: Any) -> int:
     from advalidate.sweep import records
     from advalidate.sweep.check import check_record
 
-    kwargs: dict[str, Any] = {"ops": [name], "seed": cfg.seed}
+    kwargs: dict[str, Any] = {
+        "ops": [name],
+        "seed": cfg.seed,
+        "dtypes": cfg.dtypes,
+        "transforms": cfg.transforms,
+        "quick": cfg.quick,
+    }
     n = 0
     for rec in records(cfg.library, **kwargs):
         if rec.op != name:
