@@ -234,7 +234,8 @@ class _Checker:
         """The error in ulps of the lower-precision dtype, for messages ("" for float64)."""
         if not self.args.low:
             return ""
-        return f" (in {self.args.low}: error {diff / (2 * self.args.unit * max(abs(ref), TINY * size)):.3g} ulps)"
+        scale = 2 * self.args.unit * max(abs(ref), TINY * size)  # 0 where D and every term are 0
+        return f" (in {self.args.low}: error {diff / scale if scale else (math.inf if diff else 0.0):.3g} ulps)"
 
     def repeat(self, first: np.ndarray, again: Callable[[], np.ndarray], name: str | None) -> str:
         """Why the rule is not deterministic ("" if it is): run again at the same point, its result

@@ -36,7 +36,7 @@ def _is_float(a: Any) -> bool:
     if isinstance(a, float):
         return True
     a = _to_numpy(a)
-    return isinstance(a, np.ndarray | np.generic) and a.dtype.kind == "f"
+    return isinstance(a, np.ndarray | np.generic) and (a.dtype.kind == "f" or a.dtype.name == "bfloat16")
 
 
 def _is_inexact(a: Any) -> bool:
