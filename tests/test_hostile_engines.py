@@ -17,7 +17,8 @@ import pytest
 import advalidate as adv
 from advalidate.cli import main
 from advalidate.impl.seed000.parallel import Job
-from advalidate.impl.seed004.compiled import Stager, gradient_program
+from advalidate.impl.seed004.gradient import gradient_program
+from advalidate.impl.seed004.symbolic import Stager
 from advalidate.lang import ast as A
 from advalidate.lang import core as C
 from advalidate.lang.deep import run_deep
