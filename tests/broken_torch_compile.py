@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from advalidate.impl.adapters.torch_compile import TorchCompileEngine, TorchCompileNamespace
+from advalidate.libraries.torch.compile import TorchCompileEngine, TorchCompileNamespace
 
 
 class WrongSinNamespace(TorchCompileNamespace):

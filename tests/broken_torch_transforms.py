@@ -16,14 +16,14 @@ from typing import Any
 
 import torch
 
-from advalidate.impl.adapters.torch import TorchOps
-from advalidate.impl.adapters.torch_transforms import (
+from advalidate.impl.adapters.transforms import traced_ops
+from advalidate.libraries.torch.engines import TorchOps
+from advalidate.libraries.torch.transforms import (
     TorchCheckpointEngine,
     TorchCheckpointNamespace,
     TorchVmapEngine,
     TorchVmapNamespace,
 )
-from advalidate.impl.adapters.transforms import traced_ops
 
 
 class RecomputeShifted(TorchCheckpointNamespace):

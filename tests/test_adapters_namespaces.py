@@ -15,7 +15,7 @@ pytestmark = pytest.mark.peers
 LIBS = {  # namespace module, class, the library it needs, how to read a result back
     "autograd": ("advalidate.libraries.autograd.namespace", "AutogradNamespace", "autograd", np.asarray),
     "jax": ("advalidate.impl.adapters.jax_namespace", "JaxNamespace", "jax", np.asarray),
-    "torch": ("advalidate.impl.adapters.torch_namespace", "TorchNamespace", "torch", lambda t: t.detach().numpy()),
+    "torch": ("advalidate.libraries.torch.namespace", "TorchNamespace", "torch", lambda t: t.detach().numpy()),
 }
 
 
@@ -110,7 +110,7 @@ def test_jax_out_of_range_modes_fill_and_drop() -> None:
 
 def test_torch_masks_keep_their_shape_when_empty() -> None:
     torch = pytest.importorskip("torch")
-    from advalidate.impl.adapters.torch_namespace import listed_bools
+    from advalidate.libraries.torch.namespace import listed_bools
 
     assert listed_bools(torch.zeros((0, 2, 2)) < 1).shape == (0, 2, 2)
     np.testing.assert_array_equal(listed_bools(torch.tensor([1.0, -1.0]) > 0), [True, False])

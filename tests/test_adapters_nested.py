@@ -316,7 +316,7 @@ def confused_torch_engine() -> Any:
     taken with respect to the tensor itself, so an occurrence the function captures counts too."""
     import torch
 
-    from advalidate.impl.adapters.torch import TorchEngine, TorchOps, _grads, _t
+    from advalidate.libraries.torch.engines import TorchEngine, TorchOps, _grads, _t
 
     def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:  # the planted bug
         with torch.enable_grad():

@@ -125,13 +125,13 @@ def planted_torch_engine() -> Any:
     to every duplicate, which happens to be the language's gradient of the accumulating scatter.)"""
     import torch
 
-    from advalidate.impl.adapters.torch import TorchIndexEngine
+    from advalidate.libraries.torch.engines import TorchIndexEngine
 
     return _planted(TorchIndexEngine, torch)
 
 
 def _planted(base: Any, torch: Any) -> Any:
-    from advalidate.impl.adapters.torch import TorchIndexNamespace, _index, _t
+    from advalidate.libraries.torch.engines import TorchIndexNamespace, _index, _t
 
     class NoAccumulate(TorchIndexNamespace):
         def scatter_add(self, shape: Any, idxs: tuple, values: Any) -> Any:

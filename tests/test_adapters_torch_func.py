@@ -226,7 +226,7 @@ def test_repro_is_written_in_torch_func(engine: Any, tmp_path: Path) -> None:
 def shortcut_engine() -> Any:
     """torch-func deciding `grad`'s shortcut by value: `vjp f x x` at x = 1.0 becomes torch.func.grad,
     which drops the cotangent's own derivative."""
-    from advalidate.impl.adapters.torch_func import TorchFuncEngine, TorchFuncOps
+    from advalidate.libraries.torch.func import TorchFuncEngine, TorchFuncOps
 
     class ShortcutOps(TorchFuncOps):
         def is_grad_seed(self, dy: Any) -> bool:  # the planted bug

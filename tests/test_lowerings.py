@@ -485,7 +485,7 @@ def test_one_sided_derivatives_count_as_finite_only_when_they_converge(f: Any, f
 
 
 torch = pytest.importorskip("torch")
-from advalidate.impl.adapters.torch import _index, _t  # noqa: E402  (the planted lowering's helpers)
+from advalidate.libraries.torch.engines import _index, _t  # noqa: E402  (the planted lowering's helpers)
 
 
 class CrashingNamespace:  # the methods of a planted lowering (its source goes into the repro)
@@ -506,7 +506,7 @@ def planted_torch(construct: str, call: str, method: str, methods: type) -> type
     """The torch engine with one more lowering of `construct`: `methods.method` (a planted bug)."""
     eng = _engine("torch")
     from advalidate.impl.adapters.lowering import Lowering
-    from advalidate.impl.adapters.torch_lowerings import TorchLoweringNamespace
+    from advalidate.libraries.torch.lowerings import TorchLoweringNamespace
 
     class Namespace(TorchLoweringNamespace, methods):  # type: ignore[misc, valid-type]
         pass
@@ -628,7 +628,7 @@ def test_tie_rules_that_compose_into_no_piece_are_not_judged_by_the_hull() -> No
     gradient (0.5, -0.5)·dy at a tie, each call right by its documented rule (a 240 s torch-index
     campaign reported it as torch.fmax's bug: a false alarm). Where the tie rules met compose into
     no piece's gradient in general, a gradient outside the pieces is inconclusive, not a failure.
-    torch.fmax splits ties since torch 2.14 (`torch_lowerings.released_tie_rules`): there both calls
+    torch.fmax splits ties since torch 2.14 (`libraries/torch/lowerings.released_tie_rules`): there both calls
     split, the ties compose, and the gradient, 0, is the pieces'."""
     from advalidate.oracles.consistency import ConsistencyOracle, judged_inputs
     from advalidate.oracles.context import Context, EngineRun

@@ -33,7 +33,7 @@ from transform_checks import (  # noqa: E402
     planted,
 )
 
-from advalidate.impl.adapters.torch_compile import takes_dual_inputs  # noqa: E402
+from advalidate.libraries.torch.compile import takes_dual_inputs  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -68,11 +68,10 @@ def _table(rows: dict[str, tuple[tuple, ...]]) -> Table:
 
 
 ONE = {"lead": (1,), "mode": "n=1"}
-#: jnp.fmax / torch.fmax give a tie's whole cotangent to one argument (JAX the second, PyTorch the
-#: first), where jnp.maximum / torch.maximum split it; autograd's fmax splits it too. torch.fmax
-#: splits it since pytorch/pytorch#193035 (torch 2.14): `torch_lowerings` reads the rule of the
-#: installed release.
+#: A row whose call gives a tie's whole cotangent to one argument (`jnp.fmax` to the second,
+#: `tf.math.maximum` to the first) where the language splits it.
 PIECE = {"ties": "piece"}
+#: `fmax` / `fmin` as JAX and PyTorch document them (autograd's split a tie, as `maximum` does).
 FMAX = "the larger, ignoring NaN; a tie's cotangent to one argument"
 FMIN = "the smaller, ignoring NaN; a tie's cotangent to one argument"
 alias("jnp", "jax.numpy")
@@ -94,39 +93,9 @@ JAX = _table({
     "min": (("jnp.minimum", ""), ("jax.lax.min", "the lax primitive"), ("jnp.fmin", FMIN, PIECE)),
     "max": (("jnp.maximum", ""), ("jax.lax.max", "the lax primitive"), ("jnp.fmax", FMAX, PIECE)),
 })  # fmt: skip
-TORCH = _table({
-    "expm1": (("torch.special.expm1", ""), ("torch.expm1", "")),
-    "log1p": (("torch.special.log1p", ""), ("torch.log1p", "")),
-    "erf": (("torch.special.erf", ""), ("torch.erf", "")),
-    "erfc": (("torch.special.erfc", ""), ("torch.erfc", "")),
-    "lgamma": (("torch.special.gammaln", ""), ("torch.lgamma", "")),
-    "digamma": (("torch.special.digamma", ""), ("torch.digamma", ""), ("torch.special.psi", "an alias of digamma")),
-    "trigamma": (("torch.special.polygamma", "", ONE), ("torch.polygamma", "", ONE)),
-    "softplus": (
-        (
-            "torch.nn.functional.softplus",
-            "log(1 + e^x); x itself where x > 40, where log(1 + e^x) rounds to x in float64",
-            {"keywords": (("threshold", 40.0),), "mode": "threshold=40"},
-        ),
-        (
-            "torch.nn.functional.softplus",
-            "log(1 + e^x); x itself where x > 20 (documented threshold: 2e-9 off at 20)",
-            {"faithful": False},
-        ),
-    ),
-    "abs": (("torch.abs", ""), ("torch.absolute", "an alias of abs")),
-    "sign": (("torch.sign", ""), ("torch.sgn", "sign (of a real)")),
-    "floor": (("torch.floor", ""),),
-    "pow": (("torch.pow", ""), ("torch.float_power", "x^y in float64")),
-    "atan2": (("torch.atan2", ""), ("torch.arctan2", "an alias of atan2")),
-    "hypot": (("torch.hypot", ""),),
-    "min": (("torch.minimum", ""), ("torch.fmin", FMIN, PIECE)),
-    "max": (("torch.maximum", ""), ("torch.fmax", FMAX, PIECE)),
-})  # fmt: skip
 # The imports a repro.py needs for these calls, by library.
 IMPORTS = {
     "jax": "import jax.nn\nimport jax.scipy.special\n",
-    "torch": "import torch.nn.functional\nimport torch.special\n",
 }
 
 

@@ -44,10 +44,10 @@ import torch
 import torch._dynamo
 import torch.autograd.forward_ad as fwAD
 
+from ...impl.protocol import ReproInfo
 from ...lang.program import Program
-from ..protocol import ReproInfo
-from .torch import TorchEngine
-from .torch_namespace import TorchNamespace, _t
+from .engines import TorchEngine
+from .namespace import TorchNamespace, _t
 
 #: Compiled programs an engine keeps (the least recently used are dropped).
 CACHE_SIZE = 64
@@ -137,9 +137,9 @@ class TorchCompileEngine(TorchEngine):
     def prepare(self, cases: list[tuple[Program, Any]]) -> int:
         """Compile the programs of `cases` (each at its input) as one batch (module docstring): how
         many it holds (0: none, or the batch failed; each program is then compiled alone)."""
+        from ...impl.adapters.leaves import real_leaves
+        from ...impl.adapters.repro import straight_line
         from ...lang.deep import run_deep
-        from .leaves import real_leaves
-        from .repro import straight_line
 
         fns: list[tuple[str, list, int]] = []  # (source, input leaves, number of outputs)
         for prog, x in cases:
@@ -171,8 +171,8 @@ class TorchCompileEngine(TorchEngine):
         return super().jvp_leaves(fn, leaves, tangents)
 
     def _leaves_fn(self, prog: Program, x: Any, holder: dict[str, Any]) -> Callable[[list], list]:
+        from ...impl.adapters.repro import straight_line
         from ...lang.deep import run_deep
-        from .repro import straight_line
 
         src, holder["y"] = run_deep(straight_line, self, prog, x)  # eager: domain errors, branches, shapes
         fn = self.compiled(src)
@@ -203,13 +203,13 @@ class TorchCompileEngine(TorchEngine):
         raise NotImplementedError(f"{self.name}: Dynamo does not capture the program's calls: {exc}") from None
 
     def repro_info(self) -> ReproInfo:
-        from .repro import TORCH_DRIVER
+        from .repro import DRIVER
 
         info = super().repro_info()
         compiled = f'torch.compile(f, backend="{self.backend}", fullgraph=True, dynamic=False)'
         return {
             **info,
-            "driver": TORCH_DRIVER.format(f=compiled),
+            "driver": DRIVER.format(f=compiled),
             "what": f"torch.autograd.grad of {compiled}",
         }
 

@@ -25,10 +25,10 @@ import numpy as np
 import torch
 import torch.func
 
-from ..protocol import ReproInfo
-from .common import LibraryOps
-from .torch import TorchEngine, TorchOps
-from .torch_namespace import DTYPE, TorchNamespace, _t, listed_bools
+from ...impl.adapters.common import LibraryOps
+from ...impl.protocol import ReproInfo
+from .engines import TorchEngine, TorchOps
+from .namespace import DTYPE, TorchNamespace, _t, listed_bools
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
@@ -118,17 +118,17 @@ class TorchFuncEngine(TorchEngine):
         return [y.detach() for y in ys[:-1]], [t.detach() for t in tys[:-1]]
 
     def lowering_namespace(self) -> Any:
-        from .torch_lowerings import TorchFuncLoweringNamespace
+        from .lowerings import TorchFuncLoweringNamespace
 
         return TorchFuncLoweringNamespace()
 
     def repro_info(self) -> ReproInfo:
-        from .repro import TORCH_FUNC_DRIVER, TORCH_FUNC_FORWARD
+        from .repro import FUNC_DRIVER, FUNC_FORWARD
 
         return {
             **super().repro_info(),
-            "driver": TORCH_FUNC_DRIVER,
-            "forward": TORCH_FUNC_FORWARD,
+            "driver": FUNC_DRIVER,
+            "forward": FUNC_FORWARD,
             "what": f"torch.func.vjp, {self.semantics}",
             "nested": [nested_vjp, nested_grad, nested_jvp],
         }

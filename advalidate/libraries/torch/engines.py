@@ -1,7 +1,7 @@
 """Engines `torch` and `torch-index`: PyTorch's reverse mode (`torch.autograd.grad`) and forward mode
 (`torch.autograd.forward_ad` dual tensors) on float64 tensors.
 
-Arrays run as torch operations (advalidate.impl.adapters.tensor). PyTorch has no fill / drop mode
+Arrays run as torch operations (`advalidate.impl.adapters.tensor`). PyTorch has no fill / drop mode
 for indexing, so the language's out-of-range semantics are mapped by explicit masking (`to_python`'s
 array runtime: out-of-range reads are clipped into range and replaced with 0 by `torch.where`;
 scatter sources whose target is out of range are removed before the scatter). A gather is advanced
@@ -37,11 +37,12 @@ import numpy as np
 import torch
 import torch.autograd.forward_ad as fwAD
 
-from ..protocol import ReproInfo
-from .common import LibraryOps
-from .specials import IMPORTS, TORCH, install_ops
-from .tensor import ForwardMode, TensorEngine
-from .torch_namespace import DTYPE, TorchNamespace, _index, _t, listed_bools
+from ...impl.adapters.common import LibraryOps
+from ...impl.adapters.specials import install_ops
+from ...impl.adapters.tensor import ForwardMode, TensorEngine
+from ...impl.protocol import ReproInfo
+from .namespace import DTYPE, TorchNamespace, _index, _t, listed_bools
+from .specials import IMPORTS, TORCH
 
 
 def _grads(ys: list, xs: list, dys: list, create_graph: bool = False) -> list:
@@ -157,29 +158,29 @@ class TorchEngine(ForwardMode, TensorEngine):
         return ys, ts
 
     def lowering_table(self) -> Any:
-        from .torch_lowerings import LOWERINGS
+        from .lowerings import LOWERINGS
 
         return LOWERINGS
 
     def lowering_namespace(self) -> Any:
-        from .torch_lowerings import TorchLoweringNamespace
+        from .lowerings import TorchLoweringNamespace
 
         return TorchLoweringNamespace()
 
     def repro_info(self) -> ReproInfo:
         import inspect
 
-        from .repro import TORCH_DRIVER, TORCH_FORWARD
-        from .tensor import ravel_targets
+        from ...impl.adapters.tensor import ravel_targets
+        from .repro import DRIVER, FORWARD
 
         helpers = "\n\n".join(inspect.getsource(fn) for fn in (_t, _index, listed_bools, ravel_targets))
         return {
             "lift": lambda t: f"torch.tensor({t}, dtype=torch.float64)",
             "lib": "torch",
             "atan": "torch.atan",
-            "imports": IMPORTS["torch"] + "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
-            "driver": TORCH_DRIVER.format(f="f"),
-            "forward": TORCH_FORWARD,
+            "imports": IMPORTS + "import numpy as np\nimport torch\n\nDTYPE = torch.float64\n\n\n" + helpers,
+            "driver": DRIVER.format(f="f"),
+            "forward": FORWARD,
             "what": f"torch.autograd.grad, {self.semantics}",
             "needs": f"torch {torch.__version__}",
             "nested": [_grads, _fresh, nested_vjp, nested_jvp],

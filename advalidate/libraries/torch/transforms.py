@@ -23,16 +23,16 @@ import torch
 import torch.func
 import torch.utils.checkpoint
 
+from ...impl.adapters.checkpoint import CheckpointCompiler
+from ...impl.adapters.repro import Sym
+from ...impl.adapters.transforms import TracedEngine, Tracing, VmapArrays, traced_ops
+from ...impl.protocol import ReproInfo
 from ...lang.compile import Budget
 from ...lang.deep import run_deep
 from ...lang.program import Program, numeric_prims
 from ...lang.xp import XpArrays, convert_xp
-from ..protocol import ReproInfo
-from .checkpoint import CheckpointCompiler
-from .repro import Sym
-from .torch import TorchEngine, TorchOps
-from .torch_namespace import TorchNamespace
-from .transforms import TracedEngine, Tracing, VmapArrays, traced_ops
+from .engines import TorchEngine, TorchOps
+from .namespace import TorchNamespace
 
 
 class TorchCheckpointNamespace(TorchNamespace):

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from .lowering import Lowering, Table, check_table
+from ...impl.adapters.lowering import Lowering, Table, check_table
+from ...impl.adapters.tensor import ravel_targets
+from .namespace import DTYPE, TorchNamespace, _index, _t, listed_bools
 from .specials import TORCH as SPECIAL_ROWS
-from .tensor import ravel_targets
-from .torch_namespace import DTYPE, TorchNamespace, _index, _t, listed_bools
 
 
 class TorchLoweringNamespace(TorchNamespace):
@@ -308,7 +308,7 @@ LOWERINGS: Table = check_table(
             ("torch.topk", "lw_topk_smallest", "k=1, dim=0, largest=False", "the bottom element", PIECE),
             ("torch.sort", "lw_sort_first", "dim=0, [0]", "the first of the sorted", PIECE),
         ),
-        **released_tie_rules(SPECIAL_ROWS),  # the special functions (issue #25): adapters/specials.py
+        **released_tie_rules(SPECIAL_ROWS),  # the special functions (issue #25): specials.py
     },
     TorchLoweringNamespace,
 )

@@ -1,5 +1,5 @@
 """The `xp` namespace of torch (float64) and its tensor helpers: what the `torch` engines and their
-lowering table (`torch_lowerings`) share, so the lowerings need not import the engine that loads them.
+lowering table (`lowerings`) share, so the lowerings need not import the engine that loads them.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .specials import TORCH, install_namespace
-from .tensor import ravel_targets
+from ...impl.adapters.specials import install_namespace
+from ...impl.adapters.tensor import ravel_targets
+from .specials import TORCH
 
 DTYPE = torch.float64
 
