@@ -200,3 +200,68 @@ def test_every_package_imports_only_the_layers_below_it():
     unlisted = {k: v for k, v in found.items() if k not in DEPARTURES}
     assert unlisted == {}
     assert set(DEPARTURES) <= set(found), "a departure is gone: remove it from DEPARTURES"
+
+
+# ---- no library named outside its package (issue #39 item 1) ----------------------------------
+
+#: Modules outside `advalidate/libraries/NAME/` that still compare a value with a library's name,
+#: each with its reason. `advalidate.sweep` is outside this check as a whole until its per-library
+#: modules move into the library packages (docs/architecture.md, "The layout").
+NAMED_LIBRARY: dict[str, str] = {
+    "advalidate.oracles.function_order": "check_function's `framework=` is the user's own function's "
+    "framework (its driver, `function_drivers._DRIVERS`), not an engine's library",
+    "advalidate.oracles.function_trees": "the same: the leaves of the user's arguments by framework",
+}
+
+
+def library_names() -> set[str]:
+    """Every outside library an engine drives (`names.ADAPTERS`' second field)."""
+    from advalidate.names import ADAPTERS
+
+    return {lib for _, lib, _ in ADAPTERS.values()}
+
+
+def _strings(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def named_libraries(tree: ast.AST, libraries: set[str]) -> list[str]:
+    """The comparisons (`==`, `!=`, `in`, `not in`) of a module with a library's name as a literal:
+    `library == "torch"`, `name in ("jax", "torch")`. Keys of a table and words in text are not
+    comparisons."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(o, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for o in node.ops
+        ):
+            if set().union(*map(_strings, [node.left, *node.comparators])) & libraries:
+                out.append(f"{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_the_library_name_finder_finds_comparisons_only():
+    libs = {"torch", "jax"}
+    tree = ast.parse(
+        'if eng.library == "torch": pass\nok = name in ("jax", "numpy")\nno = lib != "torch"\n'
+        'T = {"torch": 1}\ns = "torch"\nf(library="jax")\nx = a == "numpy"\n'
+    )
+    assert [f.split(":")[0] for f in named_libraries(tree, libs)] == ["1", "2", "3"]
+
+
+def test_no_module_outside_a_librarys_package_tests_for_a_library_name():
+    libs = library_names()
+    assert {"torch", "jax", "autograd", "tensorflow"} <= libs
+    found = {}
+    for name, (path, _) in modules().items():
+        if name.startswith(("advalidate.libraries.", "advalidate.sweep.")) and name.count(".") >= 2:
+            if name.startswith("advalidate.sweep.") or name.split(".")[2] in libs:
+                continue
+        hits = named_libraries(ast.parse(path.read_text(encoding="utf-8")), libs)
+        if hits:
+            found[name] = hits
+    assert {m: h for m, h in found.items() if m not in NAMED_LIBRARY} == {}
+    assert set(NAMED_LIBRARY) <= set(found), "an exemption is gone: remove it from NAMED_LIBRARY"
