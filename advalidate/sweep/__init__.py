@@ -10,7 +10,11 @@ from collections.abc import Iterator, Sequence
 
 from advalidate.sweep.records import MODES, OpRecord
 
-LIBRARIES = {"torch": "advalidate.sweep.torch_records", "jax": "advalidate.sweep.jax_records"}
+LIBRARIES = {
+    "torch": "advalidate.sweep.torch_records",
+    "jax": "advalidate.sweep.jax_records",
+    "tensorflow": "advalidate.sweep.tensorflow_records",
+}
 
 
 def base_records(library: str, *, ops: Sequence[str] | None = None, seed: int = 0) -> Iterator[OpRecord]:

@@ -39,6 +39,7 @@ TRANSFORM_PERIOD = {
     "aot_eager": 24,
     "inductor": 48,
     "jit": 4,
+    "function": 4,
 }
 #: Estimated CPU time of one record under a transform, in units of an eager record (the
 #: compiled ones: a compilation per mode; estimates until each transform's sweep is measured).
@@ -50,6 +51,7 @@ TRANSFORM_COST = {
     "aot_eager": 20.0,
     "inductor": 60.0,
     "jit": 3.0,
+    "function": 3.0,
 }
 #: The same for a dtype (a complex one is differentiated as pairs of reals).
 DTYPE_COST = {"float64": 1.0, "float32": 1.0, "bfloat16": 1.0, "float16": 1.0, "complex128": 2.0, "complex64": 2.0}
@@ -57,6 +59,7 @@ DTYPE_COST = {"float64": 1.0, "float32": 1.0, "bfloat16": 1.0, "float16": 1.0, "
 QUICK_OPS = {
     "torch": ("sin", "exp", "mul", "matmul", "cumprod", "linalg.det", "nn.functional.softplus"),
     "jax": ("lax.sin", "lax.exp", "lax.mul", "jax.numpy.cumprod", "jax.numpy.linalg.det"),
+    "tensorflow": ("math.sin", "math.exp", "math.multiply", "linalg.matmul", "math.cumprod", "linalg.det"),
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from advalidate.cli_args import EXIT_FINDING, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, positive, scheduler_address
 
 #: The extra of pyproject.toml that installs what `sweep LIBRARY` imports (the library and its test database).
-EXTRAS = {"torch": "torch", "jax": "peers"}
+EXTRAS = {"torch": "torch", "jax": "peers", "tensorflow": "tensorflow"}
 
 
 def add_commands(sub: Any) -> None:
@@ -23,7 +23,7 @@ def add_commands(sub: Any) -> None:
         "findings/ and known/ with a repro.py per finding).",
         epilog="exit status: 0 nothing found, 1 a new finding, 2 bad usage, 3 nothing judged or incidents",
     )
-    p.add_argument("library", choices=("torch", "jax"))
+    p.add_argument("library", choices=tuple(EXTRAS))
     p.add_argument("--op", action="append", default=[], metavar="NAME", help="only this op (name or glob; repeatable)")
     p.add_argument(
         "--module", action="append", default=[], metavar="PREFIX", help="only ops named PREFIX.* (linalg, special, …)"

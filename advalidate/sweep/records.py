@@ -27,6 +27,7 @@ DTYPES = ("float64", "float32", "bfloat16", "float16", "complex128", "complex64"
 TRANSFORMS = {
     "torch": ("eager", "aot_eager", "inductor", "func", "vmap", "checkpoint"),
     "jax": ("eager", "jit", "vmap", "checkpoint"),
+    "tensorflow": ("eager", "function"),
 }
 
 

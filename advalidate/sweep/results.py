@@ -151,7 +151,7 @@ def write_finding(directory: Path, finding: dict[str, Any], opts: Any, version: 
     (directory / "README.md").write_text(readme(finding, opts.library, version), encoding="utf-8")
     rec = finding.get("record") or {}
     source = rec.get("call_source", "")
-    if opts.library in ("torch", "jax") and "def f(" in source and not source.startswith("#"):
+    if opts.library in ("torch", "jax", "tensorflow") and "def f(" in source and not source.startswith("#"):
         render = importlib.import_module(f"advalidate.sweep.repro_{opts.library}").render
         (directory / "repro.py").write_text(render(finding, version), encoding="utf-8")
         return
