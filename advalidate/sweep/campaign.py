@@ -52,11 +52,15 @@ class SweepOptions:
     seconds: float | None = None
     workers: int = 2
     resume: bool = False
+    scheduler: str | None = None  # a Dask scheduler's address or "local:N" (runner/cluster_tasks.py); None: `workers`
     seed: int = 0
     samples: int = 2
     directions: int = 1
     op_timeout: float = 120.0
     modes: tuple[str, ...] = MODES
+    dtypes: list[str] | None = field(default_factory=lambda: ["float64"])  # None: every dtype, sampled (axes.py)
+    transforms: list[str] | None = field(default_factory=lambda: ["eager"])  # None: every transform, sampled
+    quick: bool = False
 
 
 def select_ops(names: list[str], ops: list[str], modules: list[str]) -> list[str]:
@@ -138,11 +142,19 @@ def _checked_row(row: Any) -> dict[str, Any]:
     return row
 
 
+def record_key(row: dict[str, Any]) -> str:
+    """A record row's identity (op, sample, variant, and its dtype and transform where it names them):
+    everything but its results. An op is checked in the same records, in the same order, each time
+    it runs (by seed), so a record seen before is not written again."""
+    return json.dumps({k: v for k, v in row.items() if k not in ("results", "record")}, sort_keys=True)
+
+
 class _Live:
     """Counts for the progress display, in the shape the fuzz progress display reads."""
 
     def __init__(self, opts: SweepOptions, n_ops: int) -> None:
         self.opts, self.n_ops = opts, n_ops
+        self.workers = opts.workers  # (with --scheduler: the cluster's threads)
         self.start = time.monotonic()
         self.records = 0
         self.ops_done = 0
@@ -182,7 +194,7 @@ class _Live:
             "unit": "records",
             "ops": f"{self.ops_done}/{self.n_ops}",
             "rate": self.records / max(elapsed, 1e-9),
-            "workers": self.opts.workers,
+            "workers": self.workers,
             "findings": len(self.findings),
             "found": found,
             "incidents": self.incidents,
@@ -192,7 +204,32 @@ class _Live:
 
 
 def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
-    """Run (or resume) the sweep into `opts.out`; the summary (also written to summary.json)."""
+    """Run (or resume) the sweep into `opts.out`; the summary (also written to summary.json). With
+    `opts.scheduler`, the cluster is reached first: one that cannot be used leaves `--out` as it was."""
+    cluster = _cluster(opts.scheduler) if opts.scheduler is not None else None
+    try:
+        return _run_sweep(opts, progress, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _cluster(scheduler: str) -> Any:
+    """The sweep's ops on the Dask cluster at `scheduler` (`runner.cluster_tasks.TaskPool`), or
+    `SweepUsageError` saying in one line why that cannot be."""
+    from advalidate.runner.cluster import ClusterError, missing_extra, refused
+
+    if (why := refused(scheduler) or missing_extra()) is not None:
+        raise SweepUsageError(why)
+    from advalidate.runner.cluster_tasks import TaskPool
+
+    try:
+        return TaskPool(scheduler)
+    except ClusterError as exc:
+        raise SweepUsageError(str(exc)) from None
+
+
+def _run_sweep(opts: SweepOptions, progress: Any, cluster: Any) -> dict[str, Any]:
     out = Path(opts.out)
     if opts.resume:
         _check_saved_options(out, opts)
@@ -224,7 +261,7 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
                 lock.path.unlink(missing_ok=True)
                 out.rmdir()
             raise
-        return _run_locked(opts, progress, out, names, results)
+        return _run_locked(opts, progress, out, names, results, cluster)
     finally:
         lock.release()
 
@@ -240,36 +277,57 @@ def _check_saved_options(out: Path, opts: SweepOptions) -> None:
         raise SweepUsageError(str(exc)) from None
     if not isinstance(saved, dict):
         raise SweepUsageError(f"{options_path}: not a sweep's options: a JSON {type(saved).__name__}, not an object")
-    for key in ("library", "seed", "samples", "directions"):
-        if saved.get(key) != getattr(opts, key):
+    before_axes = {"dtypes": ["float64"], "transforms": ["eager"], "quick": False}  # a sweep.json of before them
+    for key in ("library", "seed", "samples", "directions", "dtypes", "transforms", "quick"):
+        if saved.get(key, before_axes.get(key)) != getattr(opts, key):
             given, ran = getattr(opts, key), f"{saved.get(key)!r:.60}"
             raise SweepUsageError(f"{out}: --resume with {key}={given!r}, but the sweep there ran with {ran}")
 
 
 def _run_locked(
-    opts: SweepOptions, progress: Any, out: Path, names: list[str], results: tuple[Any, ...]
+    opts: SweepOptions, progress: Any, out: Path, names: list[str], results: tuple[Any, ...], cluster: Any = None
 ) -> dict[str, Any]:
     """The sweep proper, in `out`, which this process holds the lock of; `results`: what results.jsonl
-    holds (`_read_results`)."""
+    holds (`_read_results`); `cluster`: the Dask cluster's pool that runs the ops, or None (local processes).
+    A record checked before (an op interrupted, or run again after its Dask worker died) is kept once."""
     from advalidate.runner.pool import Pool
     from advalidate.sweep.worker import sweep_worker_main
 
     (out / OPTIONS).write_text(json.dumps(asdict(opts), indent=2, default=list) + "\n")
     rows, done, incidents, cpu = results
+    checked: set[str] = set()  # each record once (results.jsonl of an older version may hold one twice)
+    once = []
+    for row in rows:
+        if record_key(row) not in checked:
+            checked.add(record_key(row))
+            once.append(row)
+    rows = once
     todo = [n for n in names if n not in done]
     live = _Live(opts, len(todo))
     live.cpu = cpu
+    if cluster is not None:
+        live.workers = cluster.threads
     for row in rows:
         live.add(row)
+    where = cluster.describe() if cluster is not None else f"{opts.workers} worker(s)"
     progress.start(
         [
             f"advalidate sweep {opts.library}: {len(names)} ops ({len(done & set(names))} done before), "
             f"{opts.samples} sample(s) each with perturbed variants, modes {', '.join(opts.modes)}, "
-            f"{opts.workers} worker(s), seed {opts.seed}, into {out}"
+            f"{where}, seed {opts.seed}, into {out}"
         ]
     )
-    cfg = SweepConfig(opts.library, opts.seed, opts.samples, opts.directions, tuple(opts.modes))
-    pool = Pool(opts.workers, cfg, target=sweep_worker_main)
+    cfg = SweepConfig(
+        opts.library,
+        opts.seed,
+        opts.samples,
+        opts.directions,
+        tuple(opts.modes),
+        None if opts.dtypes is None else tuple(opts.dtypes),
+        None if opts.transforms is None else tuple(opts.transforms),
+        opts.quick,
+    )
+    pool = cluster.bind(cfg, sweep_worker_main) if cluster is not None else Pool(opts.workers, cfg, sweep_worker_main)
     stopped = "all ops checked"
     deadline = time.monotonic() + opts.seconds if opts.seconds else float("inf")
     queue = list(todo)
@@ -284,6 +342,9 @@ def _run_locked(
                         pool.submit(w, ("op", queue.pop(0)), opts.op_timeout)
                 for ev in pool.poll(0.5):
                     if ev.kind == "partial":
+                        if record_key(ev.payload) in checked:
+                            continue
+                        checked.add(record_key(ev.payload))
                         sink.write(json.dumps(ev.payload) + "\n")
                         sink.flush()
                         rows.append(ev.payload)
