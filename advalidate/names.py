@@ -35,27 +35,27 @@ ENGINES: dict[str, str] = {
 #: (`seed000.stage.Stage.eliminate`). Seed 001 builds on seed 000, so seed 000 loads it by name.
 ELIMINATE = "advalidate.impl.seed001:eliminate_for_stage"
 
-#: Adapters for outside AD systems (advalidate.impl.adapters): name -> (`module:attr` of its class,
+#: Engines of outside AD libraries (advalidate.libraries.NAME): name -> (`module:attr` of its class,
 #: the library it needs, the pip extra that installs it). Imported only when asked for, so the
 #: libraries stay optional.
 ADAPTERS: dict[str, tuple[str, str, str]] = {
     "autograd": ("advalidate.libraries.autograd.engines:AutogradEngine", "autograd", "peers"),
-    "jax": ("advalidate.impl.adapters.jax:JaxEngine", "jax", "peers"),
-    "jax-jit": ("advalidate.impl.adapters.jax:JaxJitEngine", "jax", "peers"),
-    "jax-vmap": ("advalidate.impl.adapters.jax_transforms:JaxVmapEngine", "jax", "peers"),
-    "jax-checkpoint": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointEngine", "jax", "peers"),
-    "jax-checkpoint-policy": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyEngine", "jax", "peers"),
-    "jax-vmap-jit": ("advalidate.impl.adapters.jax_transforms:JaxVmapJitEngine", "jax", "peers"),
-    "jax-checkpoint-jit": ("advalidate.impl.adapters.jax_transforms:JaxCheckpointJitEngine", "jax", "peers"),
+    "jax": ("advalidate.libraries.jax.engines:JaxEngine", "jax", "peers"),
+    "jax-jit": ("advalidate.libraries.jax.engines:JaxJitEngine", "jax", "peers"),
+    "jax-vmap": ("advalidate.libraries.jax.transforms:JaxVmapEngine", "jax", "peers"),
+    "jax-checkpoint": ("advalidate.libraries.jax.transforms:JaxCheckpointEngine", "jax", "peers"),
+    "jax-checkpoint-policy": ("advalidate.libraries.jax.transforms:JaxCheckpointPolicyEngine", "jax", "peers"),
+    "jax-vmap-jit": ("advalidate.libraries.jax.transforms:JaxVmapJitEngine", "jax", "peers"),
+    "jax-checkpoint-jit": ("advalidate.libraries.jax.transforms:JaxCheckpointJitEngine", "jax", "peers"),
     "jax-checkpoint-policy-jit": (
-        "advalidate.impl.adapters.jax_transforms:JaxCheckpointPolicyJitEngine",
+        "advalidate.libraries.jax.transforms:JaxCheckpointPolicyJitEngine",
         "jax",
         "peers",
     ),
-    "jax-scan": ("advalidate.impl.adapters.jax_control:JaxScanEngine", "jax", "peers"),
-    "jax-cond": ("advalidate.impl.adapters.jax_control:JaxCondEngine", "jax", "peers"),
-    "jax-scan-jit": ("advalidate.impl.adapters.jax_control:JaxScanJitEngine", "jax", "peers"),
-    "jax-cond-jit": ("advalidate.impl.adapters.jax_control:JaxCondJitEngine", "jax", "peers"),
+    "jax-scan": ("advalidate.libraries.jax.control:JaxScanEngine", "jax", "peers"),
+    "jax-cond": ("advalidate.libraries.jax.control:JaxCondEngine", "jax", "peers"),
+    "jax-scan-jit": ("advalidate.libraries.jax.control:JaxScanJitEngine", "jax", "peers"),
+    "jax-cond-jit": ("advalidate.libraries.jax.control:JaxCondJitEngine", "jax", "peers"),
     "torch": ("advalidate.libraries.torch.engines:TorchEngine", "torch", "torch"),
     "torch-index": ("advalidate.libraries.torch.engines:TorchIndexEngine", "torch", "torch"),
     "torch-func": ("advalidate.libraries.torch.func:TorchFuncEngine", "torch", "torch"),

@@ -23,9 +23,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from advalidate.impl.adapters.jax import JaxNamespace
-from advalidate.impl.adapters.jax_control import JaxCondEngine, JaxScanEngine
-from advalidate.impl.adapters.jax_transforms import JaxCheckpointEngine, JaxTransformNamespace, JaxVmapEngine
+from advalidate.libraries.jax.control import JaxCondEngine, JaxScanEngine
+from advalidate.libraries.jax.namespace import JaxNamespace
+from advalidate.libraries.jax.transforms import JaxCheckpointEngine, JaxTransformNamespace, JaxVmapEngine
 
 
 @jax.custom_batching.custom_vmap

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.peers
 
 LIBS = {  # namespace module, class, the library it needs, how to read a result back
     "autograd": ("advalidate.libraries.autograd.namespace", "AutogradNamespace", "autograd", np.asarray),
-    "jax": ("advalidate.impl.adapters.jax_namespace", "JaxNamespace", "jax", np.asarray),
+    "jax": ("advalidate.libraries.jax.namespace", "JaxNamespace", "jax", np.asarray),
     "torch": ("advalidate.libraries.torch.namespace", "TorchNamespace", "torch", lambda t: t.detach().numpy()),
 }
 
@@ -96,7 +96,7 @@ def test_special_functions_are_installed(xp: tuple[Any, Any]) -> None:
 
 def test_jax_out_of_range_modes_fill_and_drop() -> None:
     pytest.importorskip("jax")
-    from advalidate.impl.adapters.jax_namespace import JaxNamespace
+    from advalidate.libraries.jax.namespace import JaxNamespace
 
     ns = JaxNamespace()
     a = ns.asarray(np.array([1.0, 2.0, 3.0]))

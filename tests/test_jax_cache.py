@@ -1,4 +1,4 @@
-"""Where campaign workers keep JAX's persistent compilation cache (`adapters/jax_cache.py`)."""
+"""Where campaign workers keep JAX's persistent compilation cache (`advalidate/libraries/jax/cache.py`)."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from advalidate.impl.adapters import jax_cache  # noqa: E402
+from advalidate.libraries.jax import cache as jax_cache  # noqa: E402
 
 
 def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""JAX's lowerings sharing MLIR contexts in campaign workers (`adapters/jax_context.py`): the same
+"""JAX's lowerings sharing MLIR contexts in campaign workers (`advalidate/libraries/jax/context.py`): the same
 module text and values as with JAX's fresh contexts, one context per thread, renewed, and off when
 asked. Each check runs in a child process: the change is to JAX itself and lasts a process."""
 
@@ -16,7 +16,7 @@ LOWER = """
     import threading
     import jax, jax.numpy as jnp
     from jax._src.interpreters import mlir
-    from advalidate.impl.adapters import jax_context
+    from advalidate.libraries.jax import context as jax_context
 
     jax.config.update("jax_enable_x64", True)
     def f(a):

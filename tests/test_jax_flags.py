@@ -1,4 +1,4 @@
-"""XLA flags of campaign workers (`adapters/jax_flags.py`): added only where they take effect,
+"""XLA flags of campaign workers (`advalidate/libraries/jax/flags.py`): added only where they take effect,
 never over the user's own, and only once XLA is known to accept them (it aborts on unknown flags)."""
 
 import json
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from advalidate.impl.adapters import jax_flags  # noqa: E402
+from advalidate.libraries.jax import flags as jax_flags  # noqa: E402
 
 
 def test_a_flag_the_user_names_is_left_to_the_user() -> None:
@@ -43,7 +43,7 @@ def _fresh(code: str, cache: str, **env: str) -> subprocess.CompletedProcess:
 def test_a_fresh_worker_gets_the_flags_and_remembers_that_xla_knows_them(tmp_path) -> None:
     code = """
         import os
-        from advalidate.impl.adapters import jax_flags
+        from advalidate.libraries.jax import flags as jax_flags
         added = jax_flags.enable_fast_compile()
         import jax.numpy as jnp
         assert float(jnp.sin(jnp.arange(3.0)).sum()) > 0
@@ -60,7 +60,7 @@ def test_a_fresh_worker_gets_the_flags_and_remembers_that_xla_knows_them(tmp_pat
 def test_a_flag_this_xla_does_not_know_is_never_set(tmp_path) -> None:
     code = """
         import os
-        from advalidate.impl.adapters import jax_flags
+        from advalidate.libraries.jax import flags as jax_flags
         jax_flags.FLAGS = {"xla_advalidate_no_such_flag": "1"}
         print(jax_flags.enable_fast_compile(), os.environ.get("XLA_FLAGS"))
         import jax.numpy as jnp

@@ -1,4 +1,4 @@
-"""The kink search's gradients near a point, compiled once (`adapters/jax_near.py`).
+"""The kink search's gradients near a point, compiled once (`advalidate/libraries/jax/near.py`).
 
 The compiled gradient at each point must be the eager `jax.vjp` gradient there: on both sides of a
 tie, across a branch of the program (the replayed comparisons' guards send the point to the eager

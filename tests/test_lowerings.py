@@ -129,8 +129,8 @@ def test_the_plan_is_drawn_from_the_seed() -> None:
 
 
 def test_each_judged_input_draws_its_own_calls_reproducibly() -> None:
-    from advalidate.impl.adapters.jax_lowerings import LOWERINGS
     from advalidate.impl.adapters.lowering import Plan
+    from advalidate.libraries.jax.lowerings import LOWERINGS
 
     def draws(seed: int, inputs: int) -> list[str]:
         plan, out = Plan(LOWERINGS, seed), []

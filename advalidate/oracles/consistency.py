@@ -17,7 +17,7 @@ or giving them to one element — and asks whether the library agrees with *itse
   that of one active smooth piece ("piece") or, where every tied call used documents splitting the
   cotangent (jnp.max, torch.amax, scatter maxima), lie in their convex hull ("hull").
   The pieces' gradients come from the engine's `gradients_near` where it has one (JAX: one
-  compiled vjp for the many points, `adapters/jax_near.py`), else from one eager vjp per point.
+  compiled vjp for the many points, `advalidate/libraries/jax/near.py`), else from one eager vjp per point.
 
 A call whose semantics differ from the language's is therefore never a false alarm of the
 language's oracles (they judge the engine's own language-faithful run only), and a call that

@@ -4,8 +4,8 @@ A library can express one construct of the language in many ways, each with sema
 JAX reads an array by `a[i]` (indices clamped), `a.at[i].get(mode="fill")`, `jnp.take(..., mode="wrap")`,
 ...; PyTorch scatters by `index_add`, `index_put_(accumulate=False)` (one of the duplicates wins),
 `scatter_reduce(..., "prod")`, .... The AD bugs of released libraries live in these calls and modes,
-so a tensor adapter has a *lowering table* (one module per library: `jax_lowerings`,
-`torch_lowerings`, `autograd_lowerings`): for each construct every call that computes it, each a
+so a tensor adapter has a *lowering table* (one module per library: `advalidate/libraries/NAME/
+lowerings.py`): for each construct every call that computes it, each a
 `Lowering` that says in words what the call computes (`semantics`), whether that is the language's
 construct exactly (`faithful`), how the library documents ties (`ties`: "hull" where it splits the
 cotangent among tied elements, "piece" where one of them takes it) and what it documents as

@@ -23,6 +23,11 @@ create_graph=True)`; `torch.func.vjp` / `torch.func.grad` / `torch.func.jvp`; au
 `make_vjp` / `grad` / `make_jvp`). The expected gradient of such
 a program is the reference interpreter's (tagged nested forward mode), not the `tape` engine's.
 
+The library's part of the script, its imports, the driver (`primal`, `library_gradient`) and
+forward-mode templates and the nested helpers, comes from the engine's `repro_info()`
+(`impl.protocol.ReproInfo`; the templates are `advalidate/libraries/NAME/repro.py`); this module
+writes the rest and names no library.
+
 Nothing of advalidate is imported by the script: `python repro.py` with the library installed.
 """
 
@@ -614,36 +619,3 @@ if __name__ == "__main__":
             print("f is not smooth at x along the coordinates (differences with two steps disagree)")
     sys.exit(1 if bad else 0)
 '''
-
-JAX_FORWARD = """
-
-
-def forward_gradient(xs, dy):
-    \"\"\"<dy, J e_k> for every input real, by jax.jvp (the library's own forward mode).\"\"\"
-    args = [jnp.asarray(np.array(v, dtype=np.float64)) for v in xs]
-    out = []
-    for k, a in enumerate(args):
-        g = np.zeros(a.shape)
-        for i in np.ndindex(a.shape):
-            tangents = [jnp.zeros_like(b) for b in args]
-            tangents[k] = tangents[k].at[i].set(1.0)
-            _, ts = jax.jvp(F, tuple(args), tuple(tangents))
-            g[i] = sum(float(np.sum(np.asarray(t) * np.array(d))) for t, d in zip(ts, dy))
-        out.append(g)
-    return out
-"""
-
-
-JAX_DRIVER = """
-LIBRARY = "jax"
-F = {f}
-
-
-def primal(xs):
-    return F(*[jnp.asarray(v, dtype=jnp.float64) for v in xs])
-
-
-def library_gradient(xs, dy):
-    ys, vjp = jax.vjp(F, *[jnp.asarray(np.array(v, dtype=np.float64)) for v in xs])
-    return vjp([jnp.asarray(np.array(d, dtype=np.float64)) for d in dy])
-"""

@@ -7,7 +7,10 @@ and `jnp.logaddexp(0.0, x)`; PyTorch's `torch.special.*` and `torch.*`, `torch.f
 `torch.maximum`; autograd's `autograd.scipy.special` and `autograd.numpy`. A row's `call` is the
 function as a user writes it (`module.function`, with constant leading arguments in `lead`, as
 `polygamma(1, x)` for `trigamma`): a finding's `repro.py` writes exactly that, and the adapter calls
-what it names.
+what it names. Each library's rows are its own package's (`advalidate/libraries/NAME/specials.py`,
+made by `_table`); this module holds what they share: the semantics every library's call of a
+function has (`SHARED`), the row options (`ONE`, `PIECE`), the domain check, the draw of a row and
+its installation as methods (`install_ops`, `install_namespace`).
 
 The first row of each function is the call users write by default (with an option where the default
 computes another function: PyTorch's softplus turns linear past `threshold=20`, 2e-9 off there, so
@@ -31,7 +34,7 @@ import numpy as np
 from ...lang.errors import DomainError
 from ...lang.specials import SPECIALS
 from ...lang.xp import ELEMENTWISE
-from .lowering import Lowering, Table, alias, special_construct
+from .lowering import Lowering, Table, special_construct
 
 # What the rows' calls compute beyond the language's definition (lang/specials.py), by function:
 # the semantics every row of the function shares; a row adds its own where it differs.
@@ -74,29 +77,8 @@ PIECE = {"ties": "piece"}
 #: `fmax` / `fmin` as JAX and PyTorch document them (autograd's split a tie, as `maximum` does).
 FMAX = "the larger, ignoring NaN; a tie's cotangent to one argument"
 FMIN = "the smaller, ignoring NaN; a tie's cotangent to one argument"
-alias("jnp", "jax.numpy")
-JAX = _table({
-    "expm1": (("jnp.expm1", ""), ("jax.lax.expm1", "the lax primitive")),
-    "log1p": (("jnp.log1p", ""), ("jax.lax.log1p", "the lax primitive")),
-    "erf": (("jax.scipy.special.erf", ""), ("jax.lax.erf", "the lax primitive")),
-    "erfc": (("jax.scipy.special.erfc", ""), ("jax.lax.erfc", "the lax primitive")),
-    "lgamma": (("jax.scipy.special.gammaln", ""), ("jax.lax.lgamma", "the lax primitive")),
-    "digamma": (("jax.scipy.special.digamma", ""), ("jax.lax.digamma", "the lax primitive")),
-    "trigamma": (("jax.scipy.special.polygamma", "", ONE),),
-    "softplus": (("jax.nn.softplus", ""), ("jnp.logaddexp", "log(e^0 + e^x)", {"lead": (0.0,), "mode": "0.0, x"})),
-    "abs": (("jnp.abs", ""), ("jax.lax.abs", "the lax primitive"), ("jnp.absolute", "an alias of jnp.abs")),
-    "sign": (("jnp.sign", ""), ("jax.lax.sign", "the lax primitive")),
-    "floor": (("jnp.floor", ""), ("jax.lax.floor", "the lax primitive")),
-    "pow": (("jnp.power", ""), ("jnp.float_power", "x^y in float64")),
-    "atan2": (("jnp.arctan2", ""), ("jax.lax.atan2", "the lax primitive")),
-    "hypot": (("jnp.hypot", ""),),
-    "min": (("jnp.minimum", ""), ("jax.lax.min", "the lax primitive"), ("jnp.fmin", FMIN, PIECE)),
-    "max": (("jnp.maximum", ""), ("jax.lax.max", "the lax primitive"), ("jnp.fmax", FMAX, PIECE)),
-})  # fmt: skip
 # The imports a repro.py needs for these calls, by library.
-IMPORTS = {
-    "jax": "import jax.nn\nimport jax.scipy.special\n",
-}
+IMPORTS = {}
 
 
 def check_domain(name: str, primals: list[Any]) -> None:

@@ -4,7 +4,7 @@ JAX lowers every computation it compiles, each eager primitive's included, into 
 context (`jax._src.interpreters.mlir.make_ir_context`: a new context with all its dialects loaded).
 An eager campaign lowers about 17 small computations per array program, and those contexts were a
 large share of a `jax` campaign's CPU time and most of its memory: with one context per thread,
-seed 7's first 300 programs (in-process, XLA flags of `jax_flags` on, no persistent cache) ran at
+seed 7's first 300 programs (in-process, XLA flags of `flags` on, no persistent cache) ran at
 4.97 instead of 3.01 programs per CPU second, in 1.1 instead of 3.6 GB, with the same verdicts
 (issue #22's throughput goal; docs/benchmarks.md).
 
@@ -23,7 +23,7 @@ import inspect
 import threading
 from typing import Any
 
-from .jax_cache import turned_off
+from .cache import turned_off
 
 ENV = "ADVALIDATE_JAX_SHARED_CONTEXT"
 #: Lowerings one context serves before a fresh one replaces it (500 ran as fast as unbounded).

@@ -27,12 +27,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...impl.adapters.leaves import real_leaves, replace_leaves
 from ...lang.deep import run_deep
 from ...lang.errors import EvalError
 from ...lang.program import Program
 from ...lang.values import flatten, unflatten
-from .jax_namespace import F64
-from .leaves import real_leaves, replace_leaves
+from .namespace import F64
 
 GradNear = Callable[[Sequence[float]], "list[float] | None"]
 

@@ -1,6 +1,6 @@
 """Engines `jax` and `jax-jit`: JAX's reverse mode (`jax.vjp`) and forward mode (`jax.jvp`) on tensors.
 
-Arrays run as `jax.numpy` operations (advalidate.impl.adapters.tensor): a gather is one
+Arrays run as `jax.numpy` operations (`advalidate.impl.adapters.tensor`): a gather is one
 `a.at[idx].get(mode="fill", fill_value=0, wrap_negative_indices=False)` (JAX's own fill mode, so
 out-of-range reads give 0 with no derivative, exactly the language's rule; negative indices are out
 of range, not wrapped), a scatter one `zeros.at[idx].add(v, mode="drop", wrap_negative_indices=False)`
@@ -32,12 +32,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...impl.adapters.common import LibraryOps
+from ...impl.adapters.specials import install_ops
+from ...impl.adapters.tensor import Branches, ForwardMode, TensorEngine, branching_ops
+from ...impl.protocol import ReproInfo
 from ...lang.xp import XpArrays
-from ..protocol import ReproInfo
-from .common import LibraryOps
-from .jax_namespace import F64, JaxNamespace
-from .specials import IMPORTS, JAX, install_ops
-from .tensor import Branches, ForwardMode, TensorEngine, branching_ops
+from .namespace import F64, JaxNamespace
+from .specials import IMPORTS, JAX
 
 
 def nested_vjp(f: Callable[[list], list], xs: list, dys: list) -> list:
@@ -158,13 +159,13 @@ class JaxEngine(ForwardMode, TensorEngine):
         return list(ys), back
 
     def worker_setup(self) -> None:
-        """In a campaign worker: XLA flags that compile small executables faster (`jax_flags`), one
-        MLIR context per thread for JAX's lowerings (`jax_context`) and JAX's persistent
-        compilation cache (`jax_cache`), since compiling an executable per primitive and shape was
+        """In a campaign worker: XLA flags that compile small executables faster (`flags`), one
+        MLIR context per thread for JAX's lowerings (`context`) and JAX's persistent
+        compilation cache (`cache`), since compiling an executable per primitive and shape was
         most of a campaign's CPU time."""
-        from .jax_cache import enable_compilation_cache
-        from .jax_context import share_ir_context
-        from .jax_flags import enable_fast_compile
+        from .cache import enable_compilation_cache
+        from .context import share_ir_context
+        from .flags import enable_fast_compile
 
         enable_fast_compile()
         share_ir_context()
@@ -177,33 +178,32 @@ class JaxEngine(ForwardMode, TensorEngine):
     jit = False
 
     def gradients_near(self, prog: Any, x: Any, dy: Any) -> Callable[[Sequence[float]], list[float] | None]:
-        """Reverse mode at many points near `x`, compiled once (`jax_near`: the kink search's points)."""
-        from .jax_near import gradients_near
+        """Reverse mode at many points near `x`, compiled once (`near`: the kink search's points)."""
+        from .near import gradients_near
 
         return gradients_near(self, prog, x, dy)
 
     def lowering_table(self) -> Any:
-        from .jax_lowerings import LOWERINGS
+        from .lowerings import LOWERINGS
 
         return LOWERINGS
 
     def lowering_namespace(self) -> Any:
-        from .jax_lowerings import JaxLoweringNamespace
+        from .lowerings import JaxLoweringNamespace
 
         return JaxLoweringNamespace(self.branches)
 
     def repro_info(self) -> ReproInfo:
-        from .repro import JAX_DRIVER, JAX_FORWARD
+        from .repro import DRIVER, FORWARD
 
         return {
             "lift": lambda t: f"jnp.asarray({t}, dtype=jnp.float64)",
             "lib": "jnp",
             "atan": "jnp.arctan",
-            "imports": IMPORTS["jax"]
-            + "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
+            "imports": IMPORTS + "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
             'jax.config.update("jax_enable_x64", True)\nF64 = jnp.float64',
-            "driver": JAX_DRIVER.format(f="jax.jit(f)" if self.jit else "f"),
-            "forward": JAX_FORWARD,
+            "driver": DRIVER.format(f="jax.jit(f)" if self.jit else "f"),
+            "forward": FORWARD,
             "what": "jax.vjp" + (" of the whole function under jax.jit" if self.jit else ", eager"),
             "needs": f"jax {jax.__version__}",
             "nested": [nested_vjp, nested_grad, nested_jvp],

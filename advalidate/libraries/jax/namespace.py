@@ -1,5 +1,5 @@
 """The `xp` namespace of `jax.numpy` (float64): what the `jax` engines and their lowering table
-(`jax_lowerings`) share, so the lowerings need not import the engine that loads them.
+(`lowerings`) share, so the lowerings need not import the engine that loads them.
 
 Importing this module switches JAX to 64-bit floats (`jax_enable_x64`).
 """
@@ -13,8 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .specials import JAX, install_namespace
-from .tensor import Branches
+from ...impl.adapters.specials import install_namespace
+from ...impl.adapters.tensor import Branches
+from .specials import JAX
 
 jax.config.update("jax_enable_x64", True)
 

@@ -41,17 +41,17 @@ from typing import Any
 
 import numpy as np
 
+from ...impl.adapters.control import ControlCompiler, from_parts, part_count, zero_of
+from ...impl.adapters.recursion import Recursion
+from ...impl.adapters.transforms import TracedIndexArrays
 from ...lang.compile import Budget, Compiler, cells_to_list, lfoldl
 from ...lang.errors import EvalError
 from ...lang.nested import parts
 from ...lang.types import Type
 from ...lang.values import Inl
 from ...lang.xp import XpArrays
-from .control import ControlCompiler, from_parts, part_count, zero_of
-from .jax import JaxModeArrays
-from .jax_transforms import CONCRETE, JitTransformed, TracedJaxEngine
-from .recursion import Recursion
-from .transforms import TracedIndexArrays
+from .engines import JaxModeArrays
+from .transforms import CONCRETE, JitTransformed, TracedJaxEngine
 
 #: How deep `lax.cond`s may nest inside traced regions: a recursion whose end a real comparison
 #: decides (`if x < 0.1 then x else f (0.5 * x)`) traces its untaken recursive branch without end.

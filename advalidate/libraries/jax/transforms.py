@@ -28,15 +28,15 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ...impl.adapters.checkpoint import CheckpointCompiler
+from ...impl.adapters.repro import Sym
+from ...impl.adapters.tensor import branching_ops
+from ...impl.adapters.transforms import TracedEngine, Tracing, VmapArrays, traced_ops
+from ...impl.protocol import ReproInfo
 from ...lang.compile import Budget, Compiler
 from ...lang.xp import XpArrays
-from ..protocol import ReproInfo
-from .checkpoint import CheckpointCompiler
-from .jax import JaxEngine, JaxJitEngine, JaxOps
-from .jax_namespace import F64, JaxNamespace
-from .repro import Sym
-from .tensor import branching_ops
-from .transforms import TracedEngine, Tracing, VmapArrays, traced_ops
+from .engines import JaxEngine, JaxJitEngine, JaxOps
+from .namespace import F64, JaxNamespace
 
 #: The errors by which JAX says a traced value was needed concretely: the build cannot be batched.
 CONCRETE = (

@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 
-from .jax_cache import cache_base, turned_off
+from .cache import cache_base, turned_off
 
 ENV = "ADVALIDATE_XLA_FLAGS"
 #: Flag name -> value: how XLA compiles a campaign's many small executables (module docstring).

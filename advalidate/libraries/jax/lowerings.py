@@ -30,8 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .jax_namespace import F64, JaxNamespace
-from .lowering import Lowering, Table, check_table
+from ...impl.adapters.lowering import Lowering, Table, check_table
+from .namespace import F64, JaxNamespace
 from .specials import JAX as SPECIAL_ROWS
 
 
