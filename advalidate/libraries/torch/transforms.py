@@ -8,7 +8,7 @@ must equal the eager one; `torch` never exercises it. `let` marks what a checkpo
 side, here as `checkpoint(lambda: rhs(frame), use_reentrant=False)`. PyTorch is eager, so
 primals stay readable inside (domain errors and branches as in `torch`).
 
-`torch-vmap` is `jax-vmap` (jax_transforms.py) for PyTorch: functorch's batching rules, and the
+`torch-vmap` is `jax-vmap` (`libraries/jax/transforms.py`) for PyTorch: functorch's batching rules, and the
 derivatives `torch.autograd.grad` takes through them, are what `torch` never exercises. Inside a
 batched body the index is a batched tensor: no primal is readable, so the program first runs
 eagerly (domain errors), and a body needing its index or a real concretely is declined.
