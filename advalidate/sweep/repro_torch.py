@@ -14,6 +14,8 @@ from typing import Any
 
 from advalidate.differences import standalone_source
 from advalidate.oracles.function import GIVE_UP
+from advalidate.oracles.function_checks import K
+from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
 
@@ -35,7 +37,7 @@ except Exception as exc:
 # value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
 size = max(SIZES + [0.0])
 flat = {flat_rtol!r} * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
-tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r}, flat)
+tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r}, flat, LOW)
 print(f"LIB {{VERSION}}, {{MODE}} of {op}:")
 print(f"  LABEL{{actual!r}}")
 print(f"  finite differences:  {{expected!r}} (error estimate {{err:.2g}})")
@@ -50,27 +52,29 @@ sys.exit(1 if bug else 0)
 """
 
 
-def verdict_tail(lib: str, version: str, sizes: str) -> str:
-    """VERDICT_TAIL for one library (still a str.format template): `version` and `sizes` are
-    expressions of the repro (the library's version; the output magnitudes of S(*X))."""
+def verdict_tail(lib: str, version: str, sizes: str, low: str = "0.0") -> str:
+    """VERDICT_TAIL for one library (still a str.format template): `version`, `sizes` and `low` are
+    expressions of the repro (the library's version; the output magnitudes of S(*X); the
+    allowance of a lower-precision rule, evaluated once the differences and the rule are in)."""
     return (
-        VERDICT_TAIL.replace("LIB {{VERSION}}", f"{lib} {{{{{version}}}}}")
+        VERDICT_TAIL.replace("LOW)", f"{low})")
+        .replace("LIB {{VERSION}}", f"{lib} {{{{{version}}}}}")
         .replace("LABEL", f"{lib}:".ljust(21))
         .replace("SIZES", sizes)
     )
 
 
 TEMPLATE = (
-    '''\
-"""{title}
+    """\
+\"\"\"{title}
 
 Found by `advalidate sweep torch` ({library_version}); this file uses torch's own API only.
-Mode: {mode}
-({mode_text}).
+Mode: {mode}, dtype {dtype}, transform {transform}
+({mode_text}; {transform_text}).
 Prints torch's directional derivative and central differences (Ridders' extrapolation) of
 torch's own float64 function; exits 1 while they disagree (the bug is there), 0 once they
 agree{refuse_text}.
-"""
+\"\"\"
 
 import math
 import sys
@@ -79,6 +83,10 @@ import torch
 import torch.autograd.forward_ad as fwad
 
 MODE = {mode!r}
+TRANSFORM = {transform!r}
+DTYPE = torch.{dtype}  # the rule runs in this dtype; the differences in float64 at the same point
+UNIT = {unit!r}  # DTYPE's unit roundoff where it is below float64 (None: float64 / complex128)
+LOW_K, K = {low_k!r}, {k!r}  # a lower-precision rule may be off by LOW_K * UNIT * size + K * conditioning
 ONLY_OUTPUT = {only_output!r}  # the cotangent is on this output alone (None: on every output)
 NONDIFF = {nondiff!r}  # outputs torch marks non-differentiable: not judged
 ARGS = [
@@ -89,14 +97,14 @@ ARGS = [
 {call_source}
 
 def outputs(y):
-    """The float64 tensors of the op's output, in order, without the non-differentiable ones."""
+    \"\"\"The floating and complex tensors of the op's output, in order, without the non-differentiable ones.\"\"\"
     flat = []
 
     def walk(z):
         if isinstance(z, (tuple, list)):
             for e in z:
                 walk(e)
-        elif isinstance(z, torch.Tensor) and z.dtype == torch.float64 and z.layout == torch.strided:
+        elif isinstance(z, torch.Tensor) and (z.is_floating_point() or z.is_complex()) and z.layout == torch.strided:
             flat.append(z)
 
     walk(y)
@@ -110,66 +118,252 @@ def F(*xs):
 gen = torch.Generator().manual_seed(0)
 
 
-def randn(shape):
-    return torch.randn(tuple(shape), generator=gen, dtype=torch.float64)
+def randn(like):
+    \"\"\"Standard normal values shaped like `like`, exact in DTYPE (complex where `like` is).\"\"\"
+    r = torch.randn(tuple(like.shape), generator=gen, dtype=torch.float64)
+    if like.is_complex():
+        r = torch.complex(r, torch.randn(tuple(like.shape), generator=gen, dtype=torch.float64))
+    return rounded(r)
 
 
-def R(*xs):
-    """x -> J(x)^T u, differentiable (the reverse pass as a function)."""
-    with torch.enable_grad():
-        zs = [torch.zeros(x.shape, dtype=x.dtype, requires_grad=True) for x in xs]
-        ys = F(*[x + z for x, z in zip(xs, zs)])
-        pairs = [(y, c) for y, c in zip(ys, U) if y.requires_grad]
-        gs = torch.autograd.grad([p[0] for p in pairs], zs, [p[1] for p in pairs], create_graph=True, allow_unused=True)
-    return [torch.zeros_like(x) if g is None else g for g, x in zip(gs, xs)]
+def rounded(t):
+    \"\"\"t rounded to DTYPE's precision (both parts of a complex t), kept in t's dtype.\"\"\"
+    part = {{torch.complex64: torch.float32, torch.complex128: torch.float64}}.get(DTYPE, DTYPE)
+    if t.is_complex():
+        return torch.complex(t.real.to(part).to(t.real.dtype), t.imag.to(part).to(t.imag.dtype))
+    return t.to(part).to(t.dtype)
 
 
-def T(*xs):
-    """x -> J(x) t (the forward pass as a function)."""
-    return list(torch.func.jvp(lambda *a: tuple(F(*a)), tuple(xs), tuple(TAN))[1])
+def dot(a, b):
+    \"\"\"Re <a, b> in float64: torch's pairing of a cotangent (or gradient) with a value.\"\"\"
+    wide = torch.complex128 if (a.is_complex() or b.is_complex()) else torch.float64
+    return float((a.to(wide).conj() * b.to(wide)).real.sum())
 
 
-X = [a.clone() for a in ARGS]
-U = [randn(y.shape) for y in F(*X)]
-TAN = [randn(x.shape) for x in X]
+def size(a, b):
+    wide = torch.complex128 if (a.is_complex() or b.is_complex()) else torch.float64
+    return float((a.to(wide).conj() * b.to(wide)).real.abs().sum())
+
+
+def rev_pass(fn, cots):
+    \"\"\"x -> J(x)^T u by torch.autograd, differentiable (the reverse pass as a function).\"\"\"
+
+    def R(*xs):
+        with torch.enable_grad():
+            zs = [torch.zeros(x.shape, dtype=x.dtype, requires_grad=True) for x in xs]
+            ys = fn(*[x + z for x, z in zip(xs, zs)])
+            pairs = [(y, c.to(y.dtype)) for y, c in zip(ys, cots) if y.requires_grad and bool(torch.any(c != 0))]
+            gs = torch.autograd.grad(
+                [p[0] for p in pairs], zs, [p[1] for p in pairs], create_graph=True, allow_unused=True
+            )
+        return [torch.zeros_like(x) if g is None else g for g, x in zip(gs, xs)]
+
+    return R
+
+
+def fwd_pass(fn, tangents):
+    \"\"\"x -> J(x) t by torch.func.jvp (the forward pass as a function).\"\"\"
+
+    def T(*xs):
+        ts = tuple(t.to(x.dtype) for t, x in zip(tangents, xs))
+        return list(torch.func.jvp(lambda *a: tuple(fn(*a)), tuple(xs), ts)[1])
+
+    return T
+
+
+def contract(c, m, n):
+    return torch.tensordot(c.reshape(m.shape[:n]).to(m.dtype), m, dims=n)
+
+
+def vjp_core(fn, keep, jac):
+    \"\"\"(cots, *xs) -> J^T u over the outputs in keep by torch.func: jacrev contracted with u if jac.\"\"\"
+
+    def g(*xs):
+        ys = fn(*xs)
+        return tuple(ys[j] for j in keep)
+
+    def core(cots, *xs):
+        if jac and not any(x.is_complex() for x in xs):
+            jacs = torch.func.jacrev(g, argnums=tuple(range(len(xs))))(*xs)
+            if not any(m.is_complex() for row in jacs for m in row):
+                return [
+                    sum(contract(cots[j], row[i], row[i].ndim - x.ndim) for j, row in zip(keep, jacs))
+                    for i, x in enumerate(xs)
+                ]
+        ys, pull = torch.func.vjp(g, *xs)
+        return list(pull(tuple(cots[j].reshape(y.shape).to(y.dtype) for j, y in zip(keep, ys))))
+
+    return core
+
+
+def jvp_core(fn, jac):
+    \"\"\"(ts, *xs) -> J t for every output by torch.func: jacfwd contracted with t if jac.\"\"\"
+
+    def g(*xs):
+        return tuple(fn(*xs))
+
+    def core(ts, *xs):
+        ts = tuple(t.reshape(x.shape).to(x.dtype) for t, x in zip(ts, xs))
+        if jac and not any(x.is_complex() for x in xs):
+            jacs = torch.func.jacfwd(g, argnums=tuple(range(len(xs))))(*xs)
+            if not any(m.is_complex() for row in jacs for m in row):
+                return [sum(torch.tensordot(m, t, dims=t.ndim) for m, t in zip(row, ts)) for row in jacs]
+        return list(torch.func.jvp(g, tuple(xs), ts)[1])
+
+    return core
+
+
+def nonzero(cots):
+    return tuple(j for j, c in enumerate(cots) if bool(torch.any(c != 0)))
+
+
+{transform_source}
+
+X = [a.clone() for a in ARGS]  # exact in DTYPE: the point the rule sees, in float64
+XL = [x.to(DTYPE) for x in X]
+U = [randn(y) for y in F(*X)]
+TAN = [randn(x) for x in X]
+R, T = rev_pass(F, U), fwd_pass(F, TAN)  # float64 references of the first-order passes
 S = {{"reverse": F, "forward": F, "rev_over_rev": R, "fwd_over_rev": R, "fwd_over_fwd": T}}[MODE]
-W = [randn(y.shape) for y in S(*X)]
+W = [randn(y) for y in S(*X)]
 if ONLY_OUTPUT is not None:
     W = [w if j == ONLY_OUTPUT else torch.zeros_like(w) for j, w in enumerate(W)]
-V = [randn(x.shape) * x.abs().clamp(min=1.0) for x in X]
+V = [rounded(randn(x) * x.abs().clamp(min=1.0)) for x in X]
+
+
+def phi_at(base, s):
+    with torch.no_grad():
+        return math.fsum(dot(w, y) for w, y in zip(W, S(*[x + s * v for x, v in zip(base, V)])))
 
 
 def phi(s):
-    with torch.no_grad():
-        return math.fsum(float((w * y).sum()) for w, y in zip(W, S(*[x + s * v for x, v in zip(X, V)])))
+    return phi_at(X, s)
 
 
-'''
+"""
     + standalone_source("dfridr")
-    + '''
+    + """
+
+
+SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lower-precision allowance
 
 
 def derivative():
-    """<W, dS(X)[V]> by the mode under test."""
-    if MODE in ("reverse", "rev_over_rev"):
-        xs = [x.clone().requires_grad_(True) for x in X]
-        with torch.enable_grad():
-            ys = S(*xs)
-            pairs = [(y, w) for y, w in zip(ys, W) if y.requires_grad and bool(torch.any(w != 0))]
-            gs = torch.autograd.grad([p[0] for p in pairs], xs, [p[1] for p in pairs], allow_unused=True)
-        return math.fsum(float((g * v).sum()) for g, v in zip(gs, V) if g is not None)
-    if MODE == "fwd_over_fwd":
-        ts = torch.func.jvp(lambda *a: tuple(S(*a)), tuple(X), tuple(V))[1]
-    else:
-        with fwad.dual_level():
-            ys = S(*[fwad.make_dual(x, v) for x, v in zip(X, V)])
-            ts = [fwad.unpack_dual(y).tangent for y in ys]
-            ts = [torch.zeros_like(y) if t is None else t for t, y in zip(ts, ys)]
-    return math.fsum(float((w * t).sum()) for w, t in zip(W, ts))
+    \"\"\"<W, dS(X)[V]> by the mode under the transform, run in DTYPE.\"\"\"
+    got = transformed_rule()
+    pairs = list(zip(got, V)) if MODE in ("reverse", "rev_over_rev") else list(zip(W, got))
+    SIZE[0] = math.fsum(size(a, b) for a, b in pairs if a is not None and b is not None)
+    return math.fsum(dot(a, b) for a, b in pairs if a is not None and b is not None)
 
-'''
-    + verdict_tail("torch", "torch.__version__", "[float(y.detach().abs().max()) for y in S(*X) if y.numel()]")
+
+def low_allowance():
+    \"\"\"0 in float64; in a lower precision: LOW_K units of rounding of the terms, plus K times how far
+    the derivative moves when the inputs move by one rounding (from float64 differences, never the rule).\"\"\"
+    if UNIT is None:
+        return 0.0
+    signs = [torch.where(torch.randn(x.shape, generator=gen) >= 0, 1.0, -1.0).to(torch.float64) for x in X]
+    moved, moved_err = dfridr(lambda s: phi_at([x * (1 + UNIT * g) for x, g in zip(X, signs)], s))
+    allowance = LOW_K * UNIT * SIZE[0] + K * (abs(moved - expected) + moved_err + err)
+    ulps = abs(actual - expected) / (2 * UNIT * max(abs(expected), 1e-300))
+    print(f"  {{DTYPE}}: allowance {{allowance:.3g}} (error {{ulps:.3g}} ulps of the derivative)")
+    return allowance
+
+"""
+    + verdict_tail(
+        "torch", "torch.__version__", "[float(y.detach().abs().max()) for y in S(*X) if y.numel()]", "low_allowance()"
+    )
 )
+#: Per transform: how repro.py builds the rule (`transformed_rule()`: the gradients for a reverse
+#: mode, the output tangents otherwise) the way `sweep/transforms_torch.py` runs it.
+_EAGER_RULE = """
+def eager_rule(FT):
+    \"\"\"The rule by torch.autograd (forward_ad; torch.func.jvp for fwd_over_fwd) on FT.\"\"\"
+    G = {"reverse": FT, "forward": FT, "rev_over_rev": rev_pass(FT, U), "fwd_over_rev": rev_pass(FT, U),
+         "fwd_over_fwd": fwd_pass(FT, TAN)}[MODE]
+    if MODE in ("reverse", "rev_over_rev"):
+        xs = [x.clone().requires_grad_(True) for x in XL]
+        with torch.enable_grad():
+            ys = G(*xs)
+            pairs = [(y, w.to(y.dtype)) for y, w in zip(ys, W) if y.requires_grad and bool(torch.any(w != 0))]
+            gs = torch.autograd.grad([p[0] for p in pairs], xs, [p[1] for p in pairs], allow_unused=True)
+        return gs
+    vs = [v.to(x.dtype) for v, x in zip(V, XL)]
+    if MODE == "fwd_over_fwd":
+        return list(torch.func.jvp(lambda *a: tuple(G(*a)), tuple(XL), tuple(vs))[1])
+    with fwad.dual_level():
+        ys = G(*[fwad.make_dual(x, v) for x, v in zip(XL, vs)])
+        ts = [fwad.unpack_dual(y).tangent for y in ys]
+        return [torch.zeros_like(y) if t is None else t for t, y in zip(ts, ys)]
+"""
+_FUNC_RULE = """
+def func_rule(jac, finish):
+    \"\"\"The rule by torch.func (jacrev / jacfwd contracted if jac), its core passed through finish.\"\"\"
+    rev, fwd = vjp_core(F, nonzero(U), jac), jvp_core(F, jac)  # the first-order passes, by torch.func
+    G = {"reverse": F, "forward": F, "rev_over_rev": lambda *xs: rev(U, *xs),
+         "fwd_over_rev": lambda *xs: rev(U, *xs), "fwd_over_fwd": lambda *xs: fwd(TAN, *xs)}[MODE]
+    if MODE in ("reverse", "rev_over_rev"):
+        return finish(vjp_core(G, nonzero(W), jac))(tuple(W), *XL)
+    return finish(jvp_core(G, jac))(tuple(V), *XL)
+"""
+TRANSFORM_RULES = {
+    "eager": _EAGER_RULE + "\n\ndef transformed_rule():\n    return eager_rule(F)\n",
+    "checkpoint": "from torch.utils.checkpoint import checkpoint\n"
+    + _EAGER_RULE
+    + """
+
+def transformed_rule():
+    \"\"\"torch.autograd through torch.utils.checkpoint(F, use_reentrant=False).\"\"\"
+    return eager_rule(lambda *xs: checkpoint(F, *xs, use_reentrant=False))
+""",
+    "func": _FUNC_RULE
+    + """
+
+def transformed_rule():
+    \"\"\"torch.func's jacrev / jacfwd, contracted with the direction (second orders: their compositions).\"\"\"
+    return func_rule(True, lambda core: core)
+""",
+    "vmap": _FUNC_RULE
+    + """
+
+def batched(core):
+    \"\"\"torch.func.vmap of the rule over the batch [x, 0.75 x, x]: the mean of the two slices at x.\"\"\"
+    vm = torch.func.vmap(core)
+
+    def rule(ds, *xs):
+        out = vm(tuple(torch.stack([d, d, d]) for d in ds), *[torch.stack([x, x * 0.75, x]) for x in xs])
+        return [(o[0] + o[2]) / 2 for o in out]
+
+    return rule
+
+
+def transformed_rule():
+    return func_rule(False, batched)
+""",
+}
+_COMPILED_RULE = """
+
+def compiled(fn):
+    return torch.compile(fn, backend=BACKEND, fullgraph=True, dynamic=False)
+
+
+def transformed_rule():
+    \"\"\"Reverse: torch.autograd through torch.compile(F) (the compiled backward); forward and second
+    orders: torch.compile of the torch.func computation (torch refuses dual tensors and double
+    backward through a compiled function).\"\"\"
+    if MODE == "reverse":
+        return eager_rule(compiled(F))
+    return func_rule(False, compiled)
+"""
+for _backend in ("aot_eager", "inductor"):
+    TRANSFORM_RULES[_backend] = f"BACKEND = {_backend!r}\n" + _EAGER_RULE + _FUNC_RULE + _COMPILED_RULE
+TRANSFORM_TEXT = {
+    "eager": "eager torch",
+    "checkpoint": "torch.utils.checkpoint(f, use_reentrant=False)",
+    "func": "torch.func: jacrev / jacfwd and their compositions",
+    "vmap": "torch.func.vmap of torch.func's rules over a batch of inputs",
+    "aot_eager": 'torch.compile(backend="aot_eager")',
+    "inductor": "torch.compile (inductor)",
+}
 MODE_TEXT = {
     "reverse": "torch.autograd.grad, against differences of the op",
     "forward": "torch.autograd.forward_ad, against differences of the op",
@@ -185,27 +379,37 @@ REPRO_RTOL = 1e-9
 TAIL_TOLERANCES = {"rtol": REPRO_RTOL, "atol": ABS_FLOOR, "flat_rtol": FLAT_RTOL, "give_up": GIVE_UP}
 
 
-def _tensor_literal(values: Any) -> str:
-    def nested(x: Any) -> str:
-        if isinstance(x, list):
-            return "[" + ", ".join(nested(e) for e in x) + "]"
-        return float_literal(float(x))
+def _nested(x: Any) -> str:
+    if isinstance(x, list):
+        return "[" + ", ".join(_nested(e) for e in x) + "]"
+    return float_literal(float(x))
 
-    return f"    torch.tensor({nested(values)}, dtype=torch.float64),"
+
+def _tensor_literal(values: Any, imag: Any = None) -> str:
+    """One input as exact float64 literals (a complex one as torch.complex of its two parts)."""
+    if imag is None:
+        return f"    torch.tensor({_nested(values)}, dtype=torch.float64),"
+    return (
+        f"    torch.complex(torch.tensor({_nested(values)}, dtype=torch.float64), "
+        f"torch.tensor({_nested(imag)}, dtype=torch.float64)),"
+    )
 
 
 def render(finding: dict[str, Any], library_version: str) -> str:
     """The repro.py text of a torch finding (finding.json's fields)."""
     rec = finding["record"]
     kind = finding["kind"]
+    dtype = finding.get("dtype", rec.get("dtype", "float64"))
+    transform = finding.get("transform", rec.get("transform", "eager"))
     silent = kind.startswith("silent")
     title = (
         f"torch {finding['op']}: {finding['mode']} "
         + ("returns a zero derivative instead of refusing" if kind == "silent-zero" else "")
         + ("returns a wrong derivative instead of refusing" if kind == "silent-wrong" else "")
         + ("derivative is wrong" if kind == "wrong" else "")
-        + f" (sample {finding['sample']}, variant {finding['variant']})"
+        + f" (sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
     )
+    imag = rec.get("args_imag") or [None] * len(rec["args"])
     return TEMPLATE.format(
         title=title,
         library_version=library_version,
@@ -214,7 +418,14 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         refuse_text=" or torch refuses the mode" if silent else "",
         only_output=finding.get("only_output"),
         nondiff=tuple(rec["nondiff_outputs"]),
-        args="\n".join(_tensor_literal(a) for a in rec["args"]),
+        args="\n".join(_tensor_literal(a, b) for a, b in zip(rec["args"], imag)),
+        dtype=dtype,
+        transform=transform,
+        transform_text=TRANSFORM_TEXT[transform],
+        transform_source=TRANSFORM_RULES[transform],
+        unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
+        low_k=LOW_K,
+        k=K,
         call_source=rec["call_source"].rstrip() + "\n",
         op=finding["op"],
         exit_on_raise=0 if silent else 1,
