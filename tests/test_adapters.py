@@ -151,3 +151,15 @@ def test_a_missing_library_names_the_extra(name: str, monkeypatch: pytest.Monkey
     monkeypatch.delitem(sys.modules, ADAPTERS[name][0].partition(":")[0], raising=False)
     with pytest.raises(EngineError, match=r"pip install 'advalidate\[(peers|torch)\]'"):
         adv.engine(name)
+
+
+@pytest.mark.parametrize("name", [n for n in ADAPTERS if ADAPTERS[n][1] != "tensorflow"])
+def test_every_library_engine_follows_the_library_protocol(name: str) -> None:
+    """Each engine of the libraries' packages is a `libraries.base.Library` (autograd, without
+    forward mode, too: `jvp` is not part of the protocol's required methods)."""
+    from advalidate.libraries.base import Library
+
+    pytest.importorskip(ADAPTERS[name][1])
+    eng = adv.engine(name)
+    assert isinstance(eng, Library), name
+    assert type(eng).__module__.startswith(f"advalidate.libraries.{eng.library}.")

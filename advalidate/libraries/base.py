@@ -34,7 +34,12 @@ class Library(Engine, Protocol):
     `semantics` (how the language's out-of-range reads and writes are mapped, in words),
     `supports` (the language features it runs: "arrays", "nested", ...), `tie_rule` ("hull" or
     "piece": how the library's own run resolves ties, `oracles/at_kink.py`), `guarantees` (cost
-    counters it promises: none for an outside library, `oracles/once.py`)."""
+    counters it promises: none for an outside library, `oracles/once.py`).
+
+    Forward mode, `jvp(prog, x, dx, numeric="float") -> (value, J·dx)`, is not required: an engine
+    whose library has it mixes in `tensor.ForwardMode` (torch, JAX, TensorFlow); one without it
+    (autograd) is judged by the forward and consistency oracles against differences only, which
+    test for `jvp` by its presence."""
 
     name: str
     library: str
@@ -46,9 +51,6 @@ class Library(Engine, Protocol):
     # ---- running a program (the language's oracles judge these) ----
     def vjp(self, prog: Program, x: Any, numeric: str = "float") -> tuple[Any, Back]:
         """The program's value at `x` and its pullback, by the library's reverse mode."""
-
-    def jvp(self, prog: Program, x: Any, dx: Any, numeric: str = "float") -> tuple[Any, Any]:
-        """The value and J·dx by the library's forward mode (`tensor.ForwardMode`)."""
 
     def value_flat(self, prog: Program, x: Any) -> list[float]:
         """The output's reals by the library's primal alone (the consistency oracle differences it)."""
