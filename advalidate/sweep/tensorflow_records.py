@@ -490,30 +490,35 @@ def _enumerated_samples(op: str, space: str, call: str, nargs: int, seed: int, n
 
 
 @functools.cache
-def _all_samples(seed: int, n: int) -> tuple[_Sample, ...]:
-    """Every op's samples (cached per process: each worker asks for one op at a time)."""
-    out: list[_Sample] = []
-    designed_ops = {s.op for s in SPECS}
-    for op, space, call, nargs in _enumerated():
-        if op not in designed_ops:
-            out += _enumerated_samples(op, space, call, nargs, seed, n)
-    counts: dict[str, int] = {}
+def _candidates() -> dict[str, tuple[Any, ...]]:
+    """op -> how its samples are made: ("enumerated", module, call, nargs) or ("designed", *specs)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    designed: dict[str, list[Spec]] = {}
     for spec in SPECS:
-        index = counts.get(spec.op, 0)
-        counts[spec.op] = index + 1
-        smp = _designed(spec, index, seed)
-        if smp is not None:
-            out.append(smp)
-    return tuple(out)
+        designed.setdefault(spec.op, []).append(spec)
+    for op, space, call, nargs in _enumerated():
+        if op not in designed:
+            out[op] = ("enumerated", space, call, nargs)
+    out.update({op: ("designed", *specs) for op, specs in designed.items()})
+    return out
 
 
-def _samples(seed: int) -> tuple[_Sample, ...]:
-    return _all_samples(seed, int(os.environ.get("ADVALIDATE_SWEEP_SAMPLES", SAMPLES)))
+@functools.cache
+def _op_samples(op: str, seed: int, n: int) -> tuple[_Sample, ...]:
+    """One op's samples (cached per process: each worker asks for one op at a time)."""
+    how = _candidates()[op]
+    if how[0] == "enumerated":
+        return tuple(_enumerated_samples(op, *how[1:], seed, n))
+    return tuple(s for i, spec in enumerate(how[1:]) if (s := _designed(spec, i, seed)) is not None)
+
+
+def _samples(op: str, seed: int) -> tuple[_Sample, ...]:
+    return _op_samples(op, seed, int(os.environ.get("ADVALIDATE_SWEEP_SAMPLES", SAMPLES)))
 
 
 def op_names() -> list[str]:
-    """The ops that have records, in order."""
-    return list(dict.fromkeys(s.op for s in _samples(0)))
+    """The ops that have records (each probed on its samples), in order."""
+    return [op for op in _candidates() if _samples(op, 0)]
 
 
 def _runs_in(fn: Callable[..., Any], args: Sequence[np.ndarray], dtype: Any) -> bool:
@@ -585,9 +590,7 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0) -> Iterator[OpRe
             pass
         return
     wanted = _selector(ops)
-    for smp in _samples(seed):
-        if not wanted(smp.op):
-            continue
+    for smp in (smp for op in _candidates() if wanted(op) for smp in _samples(op, seed)):
         f = compile_source(smp.source)
         fn = record_function(f)
         base = OpRecord(
