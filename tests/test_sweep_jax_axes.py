@@ -18,7 +18,7 @@ import ml_dtypes  # noqa: E402
 
 from advalidate.sweep import jax_records, modes_jax  # noqa: E402
 from advalidate.sweep.check import check_record  # noqa: E402
-from advalidate.sweep.records import MODES, TRANSFORMS, OpRecord  # noqa: E402
+from advalidate.sweep.records import DTYPES, MODES, TRANSFORMS, OpRecord  # noqa: E402
 
 #: numpy's type of each DTYPES name (bfloat16: ml_dtypes, which JAX itself uses).
 NUMPY = {
@@ -165,3 +165,15 @@ def test_a_transform_that_refuses_is_refused_not_a_pass():
         # refused (n/a): never a pass, never eager's answer in the transform's place
         assert {r.status for r in results} <= {"refused", "not_applicable"}, (transform, results)
         assert all("Tracer" in r.detail or "Concret" in r.detail for r in results), transform
+
+
+def test_each_op_lists_the_dtypes_jax_s_own_databases_list():
+    want = {"lax.sin", "lax.igamma", "lax.max", "harness.cumsum", "jax.numpy.abs", "jax.scipy.special.gammaln"}
+    got = {r.op: r.dtypes for r in jax_records.records(ops=sorted(want))}
+    assert set(got) == want
+    assert got["lax.sin"] == frozenset(DTYPES)  # lax_test_util: every float and complex dtype
+    assert got["lax.igamma"] == {"float32", "float64"}
+    assert got["lax.max"] == {"float64", "float32", "float16", "bfloat16"}  # complex max is an order
+    assert {"float32", "complex64"} <= got["harness.cumsum"]  # the group's harnesses' dtypes
+    assert got["jax.numpy.abs"] == {"float64", "float32", "complex128", "complex64"}
+    assert got["jax.scipy.special.gammaln"] == {"float64", "float32"}

@@ -36,7 +36,7 @@ import numpy as np
 
 from advalidate.sweep import jax_inputs
 from advalidate.sweep.jax_specs import ALL, BETAINC_AB, FIRST, SECOND_ORDER_A, SPECS, Spec
-from advalidate.sweep.records import OpRecord
+from advalidate.sweep.records import DTYPES, OpRecord
 
 LIBRARY = "jax"
 #: Shapes of the samples of each `lax_test_util` op (the first of JAX's compatible_shapes).
@@ -123,6 +123,16 @@ KNOWN: dict[str, tuple[frozenset[str], dict[str, str]]] = {
         {"*": "the harness binds cholesky_p without symmetrizing (lax.linalg.cholesky does); the rule assumes it"},
     ),
 }
+#: lax ops whose complex dtypes in lax_test_util are not differentiable ones: max and min order
+#: complex numbers lexicographically (a comparison, not a function JAX differentiates in ℂ).
+NO_COMPLEX_GRAD = frozenset(("max", "min"))
+
+
+def dtype_names(dtypes: Any) -> frozenset[str]:
+    """The `records.DTYPES` names among numpy / JAX dtypes (integers and booleans left out)."""
+    return frozenset(n for n in (np.dtype(d).name for d in dtypes) if n in DTYPES)
+
+
 #: JAX refuses scatter_mul's derivatives unless unique_indices=True (NotImplementedError).
 SCATTER_MUL = (
     frozenset(),
@@ -290,6 +300,9 @@ def _lax_test_util_records(
         domains = LAX_DOMAINS[name]
         modes, known = KNOWN.get(name, (ALL, {}))
         known = dict(known)
+        dtypes = dtype_names(rec.dtypes)
+        if name in NO_COMPLEX_GRAD:
+            dtypes -= {"complex64", "complex128"}
         tol = rec.tol.get(np.float64) if isinstance(rec.tol, dict) else rec.tol
         if tol:
             known["tolerance"] = f"lax_test_util compares float64 results to {tol:g}"
@@ -299,9 +312,10 @@ def _lax_test_util_records(
             state = np.random.RandomState(zlib.crc32(f"{seed}:{op}:{sample}".encode()))
             make = rec.rng_factory(state)
             base = [np.asarray(make(shape, np.float64), dtype=np.float64) for _ in range(rec.nargs)]
-            yield _record(op, sample, "sample", source, base, modes=modes, known=known)
+            kw = {"modes": modes, "known": known, "dtypes": dtypes}
+            yield _record(op, sample, "sample", source, base, **kw)
             for variant, args in _variants(op, sample, seed, domains, [shape] * rec.nargs, base, ()):
-                yield _record(op, sample, variant, source, args, modes=modes, known=known)
+                yield _record(op, sample, variant, source, args, **kw)
 
 
 # -- test_harnesses ------------------------------------------------------------------------------
@@ -311,6 +325,7 @@ def _harness_records(
     harnesses: Sequence[Any], wanted: Callable[[str], bool], seed: int, per_group: int
 ) -> Iterator[OpRecord]:
     taken: dict[str, int] = {}
+    dtypes = _group_dtypes(harnesses)
     for h in harnesses:
         group = h.group_name
         op = f"harness.{group}"
@@ -318,14 +333,27 @@ def _harness_records(
             continue
         if taken.get(group, 0) >= per_group:
             continue
-        if any(lim.filter(device="cpu", dtype=h.dtype) for lim in h.jax_unimplemented):
+        if not _runs_on_cpu(h):
             continue
         sample = taken.get(group, 0)
         taken[group] = sample + 1
-        yield from _one_harness(h, op, sample, seed)
+        yield from _one_harness(h, op, sample, seed, dtypes[group])
 
 
-def _one_harness(h: Any, op: str, sample: int, seed: int) -> Iterator[OpRecord]:
+def _runs_on_cpu(h: Any) -> bool:
+    return not any(lim.filter(device="cpu", dtype=h.dtype) for lim in h.jax_unimplemented)
+
+
+def _group_dtypes(harnesses: Sequence[Any]) -> dict[str, frozenset[str]]:
+    """Each differentiable group's dtypes: those of its harnesses JAX runs on CPU."""
+    out: dict[str, set[str]] = {}
+    for h in harnesses:
+        if h.group_name in HARNESS_GROUPS and _runs_on_cpu(h):
+            out.setdefault(h.group_name, set()).update(dtype_names([h.dtype]))
+    return {g: frozenset(d) for g, d in out.items()}
+
+
+def _one_harness(h: Any, op: str, sample: int, seed: int, dtypes: frozenset[str]) -> Iterator[OpRecord]:
     state = np.random.RandomState(zlib.crc32(f"{seed}:{h.fullname}".encode()))
     dyn = [np.asarray(a) for a in h.dyn_args_maker(state)]
     diff = [i for i, a in enumerate(dyn) if a.dtype == np.float64]
@@ -347,7 +375,7 @@ def _one_harness(h: Any, op: str, sample: int, seed: int) -> Iterator[OpRecord]:
     modes, known = KNOWN.get(h.group_name, (ALL, {}))
     if h.group_name == "scatter_mul" and not h.params.get("unique_indices"):
         modes, known = SCATTER_MUL
-    kw = {"modes": modes, "known": dict(known), "nondiff_outputs": nondiff}
+    kw = {"modes": modes, "known": dict(known), "nondiff_outputs": nondiff, "dtypes": dtypes}
     yield _record(op, sample, "sample", source, base, **kw)
     structure = _HARNESS_STRUCTURE.get(h.group_name)
     if structure:
@@ -379,7 +407,7 @@ def _spec_records(spec: Spec, seed: int) -> Iterator[OpRecord]:
     shapes = spec.shapes()
     rng = _rng(seed, spec.op, 0, "sample")
     base = [jax_inputs.draw(d, "sample", rng, s) for d, s in zip(spec.domains, shapes)]
-    kw = {"modes": spec.modes, "known": dict(spec.known)}
+    kw = {"modes": spec.modes, "known": dict(spec.known), "dtypes": spec.dtypes}
     yield _record(spec.op, 0, "sample", source, base, **kw)
     for variant, args in _variants(spec.op, 0, seed, spec.domains, shapes, base, spec.structure):
         documented = {"*": spec.documented[variant]} if variant in spec.documented else {}

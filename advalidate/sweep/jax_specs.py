@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from advalidate.sweep.records import MODES
 
 ALL = frozenset(MODES)
+#: The dtypes a designed call is swept in (issue #38): JAX's scipy.special and numpy tests run
+#: their functions in float32 and float64; the calls JAX differentiates in complex add complex.
+REAL = frozenset(("float64", "float32"))
+COMPLEX = REAL | {"complex128", "complex64"}
 FIRST = frozenset(("reverse", "forward"))
 _IGAMMA_A = "JAX raises NotImplementedError: Differentiation rule for 'igamma_grad_a' not implemented"
 #: igamma / gammainc differentiated in `a` twice: JAX has no rule for igamma_grad_a.
@@ -48,6 +52,8 @@ class Spec:
     documented: Mapping[str, str] = field(default_factory=dict)
     #: variant -> why its records are not run (the primal does not finish there; an upstream issue)
     not_run: Mapping[str, str] = field(default_factory=dict)
+    #: the dtypes this call is swept in (`records.DTYPES` names)
+    dtypes: frozenset[str] = REAL
 
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         """One shape per argument (a single shape is shared by all of them)."""
@@ -123,24 +129,24 @@ SPECIAL = (
     _s("owens_t", "owens_t(a0, a1)", "real", "real"),
     _s("boxcox", "boxcox(a0, a1)", "scale", "real"),
     _s("boxcox1p", "boxcox1p(a0, a1)", "scale", "real"),
-    _s("logsumexp", "logsumexp(a0)", "real", shape=(5,), structure=("repeated",)),
+    _s("logsumexp", "logsumexp(a0)", "real", shape=(5,), structure=("repeated",), dtypes=COMPLEX),
     _s("softmax", "softmax(a0)", "real", shape=(5,), structure=("repeated",)),
     _s("log_softmax", "log_softmax(a0)", "real", shape=(5,), structure=("repeated",)),
 )
 
 NUMPY = (
     _n("sinc", "sinc(a0)", "real"),
-    _n("expm1", "expm1(a0)", "moderate"),
-    _n("log1p", "log1p(a0)", "above-minus-one"),
-    _n("exp2", "exp2(a0)", "moderate"),
-    _n("log2", "log2(a0)", "positive"),
-    _n("log10", "log10(a0)", "positive"),
+    _n("expm1", "expm1(a0)", "moderate", dtypes=COMPLEX),
+    _n("log1p", "log1p(a0)", "above-minus-one", dtypes=COMPLEX),
+    _n("exp2", "exp2(a0)", "moderate", dtypes=COMPLEX),
+    _n("log2", "log2(a0)", "positive", dtypes=COMPLEX),
+    _n("log10", "log10(a0)", "positive", dtypes=COMPLEX),
     _n("cbrt", "cbrt(a0)", "nonzero"),
-    _n("arcsin", "arcsin(a0)", "ball"),
-    _n("arccos", "arccos(a0)", "ball"),
-    _n("arctanh", "arctanh(a0)", "ball"),
-    _n("arccosh", "arccosh(a0)", "above-one"),
-    _n("arcsinh", "arcsinh(a0)", "real"),
+    _n("arcsin", "arcsin(a0)", "ball", dtypes=COMPLEX),
+    _n("arccos", "arccos(a0)", "ball", dtypes=COMPLEX),
+    _n("arctanh", "arctanh(a0)", "ball", dtypes=COMPLEX),
+    _n("arccosh", "arccosh(a0)", "above-one", dtypes=COMPLEX),
+    _n("arcsinh", "arcsinh(a0)", "real", dtypes=COMPLEX),
     _n("hypot", "hypot(a0, a1)", "nonzero", "nonzero"),
     _n("arctan2", "arctan2(a0, a1)", "real", "nonzero"),
     _n("power", "power(a0, a1)", "positive", "real"),
@@ -148,16 +154,22 @@ NUMPY = (
     _n("logaddexp", "logaddexp(a0, a1)", "real", "real"),
     _n("logaddexp2", "logaddexp2(a0, a1)", "real", "real"),
     _n("i0", "i0(a0)", "real"),
-    _n("prod", "prod(a0)", "real", shape=(5,), structure=("zeros", "two-zeros")),
-    _n("cumprod", "cumprod(a0)", "real", shape=(5,), structure=("zeros", "two-zeros")),
-    _n("cumsum", "cumsum(a0, axis=1)", "real", shape=(2, 4)),
+    # Real-valued functions of a complex argument (JAX's gradient convention for non-holomorphic
+    # functions), and the holomorphic sqrt and log off their branch cut.
+    _n("abs", "abs(a0)", "nonzero", dtypes=COMPLEX),
+    _n("angle", "angle(a0)", "nonzero", dtypes=COMPLEX),
+    _n("sqrt", "sqrt(a0)", "positive", dtypes=COMPLEX),
+    _n("log", "log(a0)", "positive", dtypes=COMPLEX),
+    _n("prod", "prod(a0)", "real", shape=(5,), structure=("zeros", "two-zeros"), dtypes=COMPLEX),
+    _n("cumprod", "cumprod(a0)", "real", shape=(5,), structure=("zeros", "two-zeros"), dtypes=COMPLEX),
+    _n("cumsum", "cumsum(a0, axis=1)", "real", shape=(2, 4), dtypes=COMPLEX),
     _n("var", "var(a0, axis=0)", "real", shape=(5, 2)),
     _n("std", "std(a0, axis=0)", "real", shape=(5, 2)),
-    _n("linalg.norm", "linalg.norm(a0)", "real", shape=(5,)),
-    _n("linalg.det", "linalg.det(a0)", "square-any", shape=(3, 3)),
-    _n("linalg.slogdet", "linalg.slogdet(a0)[1]", "square", shape=(3, 3)),
-    _n("linalg.inv", "linalg.inv(a0)", "square", shape=(3, 3)),
-    _n("linalg.solve", "linalg.solve(a0, a1)", "square", "real", shape=((3, 3), (3,))),
+    _n("linalg.norm", "linalg.norm(a0)", "real", shape=(5,), dtypes=COMPLEX),
+    _n("linalg.det", "linalg.det(a0)", "square-any", shape=(3, 3), dtypes=COMPLEX),
+    _n("linalg.slogdet", "linalg.slogdet(a0)[1]", "square", shape=(3, 3), dtypes=COMPLEX),
+    _n("linalg.inv", "linalg.inv(a0)", "square", shape=(3, 3), dtypes=COMPLEX),
+    _n("linalg.solve", "linalg.solve(a0, a1)", "square", "real", shape=((3, 3), (3,)), dtypes=COMPLEX),
     _n("linalg.cholesky", "linalg.cholesky(a0)", "spd", shape=(3, 3)),
     _n("linalg.eigh", "linalg.eigh(a0)", "symmetric", shape=(3, 3)),
     _n("linalg.eigvalsh", "linalg.eigvalsh(a0)", "symmetric", shape=(3, 3)),
@@ -168,10 +180,10 @@ NUMPY = (
         ("tall",),
         shape=(4, 3),
     ),
-    _n("linalg.qr", "linalg.qr(a0)", "tall", shape=(4, 3)),
-    _n("linalg.pinv", "linalg.pinv(a0)", "tall", shape=(4, 3)),
-    _n("linalg.matrix_power", "linalg.matrix_power(a0, 3)", "square", shape=(3, 3)),
-    Spec("jax.scipy.linalg.expm", "jax.scipy.linalg.expm(a0)", ("square",), shape=(3, 3)),
+    _n("linalg.qr", "linalg.qr(a0)", "tall", shape=(4, 3), dtypes=COMPLEX),
+    _n("linalg.pinv", "linalg.pinv(a0)", "tall", shape=(4, 3), dtypes=COMPLEX),
+    _n("linalg.matrix_power", "linalg.matrix_power(a0, 3)", "square", shape=(3, 3), dtypes=COMPLEX),
+    Spec("jax.scipy.linalg.expm", "jax.scipy.linalg.expm(a0)", ("square",), shape=(3, 3), dtypes=COMPLEX),
     Spec(
         "jax.scipy.linalg.solve_triangular",
         "jax.scipy.linalg.solve_triangular(a0, a1, lower=True)",
@@ -196,4 +208,4 @@ LAX = (
 
 SPECS: tuple[Spec, ...] = SPECIAL + NUMPY + LAX
 
-__all__ = ["ALL", "BETAINC_AB", "FIRST", "SECOND_ORDER_A", "SPECS", "Spec"]
+__all__ = ["ALL", "BETAINC_AB", "COMPLEX", "FIRST", "REAL", "SECOND_ORDER_A", "SPECS", "Spec"]
