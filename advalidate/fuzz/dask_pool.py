@@ -22,13 +22,14 @@ and distributed campaigns. Only where the programs run differs:
   results, by seed); a batch that still fails is resubmitted `MAX_RESUBMITS` times before its
   programs are recorded as crash incidents. A campaign that stops ends its children on every
   worker; those of a client that vanished are ended by the next campaign on that worker once
-  they have been idle for `IDLE_CHILDREN` seconds.
+  they have been idle for `IDLE_CHILDREN` seconds. (The children, reaching the cluster and its
+  probes are shared with `sweep --scheduler`: `runner/cluster_worker.py`, `runner/cluster.py`.)
 - Plug-in engines (`module:attr`): a module the workers cannot import is shipped to them with
   Dask's `UploadFile` worker plugin (a `.py` file as it is, a package as a `.zip`), which also
   reaches workers that join or restart later.
 
-`distributed` is an optional extra (`pip install 'advalidate[dask]'`): it is imported only here,
-and only when a campaign asks for a scheduler.
+`distributed` is an optional extra (`pip install 'advalidate[dask]'`): it is imported only when a
+campaign asks for a scheduler.
 """
 
 from __future__ import annotations
@@ -37,14 +38,9 @@ import contextlib
 import dataclasses
 import importlib.util
 import itertools
-import logging
-import multiprocessing
 import os
 import queue
-import signal
-import socket
 import tempfile
-import threading
 import time
 import uuid
 import zipfile
@@ -53,9 +49,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..runner.cluster import ClusterError, missing_extra, refused
+from ..runner.cluster import connect as connect_cluster
+from ..runner.cluster_worker import checkin, checkout, forward, run_in_child, stop_campaign
+from ..runner.cluster_worker import unimportable as _unimportable
 from .errors import CampaignError
 from .pool import STARTUP_TIMEOUT, Event, Pool
 from .worker import WorkerConfig
+
+__all__ = ["DaskPool", "missing_extra", "refused", "run_tasks"]
 
 #: Seconds of work a batch should hold once program times are known. A Dask task costs ~1.7 ms of
 #: CPU (client, scheduler and worker together; benchmarks/distributed.py), ~0.2 % of such a batch,
@@ -66,182 +68,28 @@ BATCH_SECONDS = 1.0
 FIRST_BATCH, MIN_BATCH, MAX_BATCH = 8, 1, 64
 BATCHES_PER_THREAD = 2
 MAX_RESUBMITS = 3
-CONNECT_TIMEOUT = 20.0  # seconds to reach the scheduler
-WORKERS_TIMEOUT = 60.0  # seconds to wait for the first worker of a cluster
 REFRESH_EVERY = 5.0  # seconds between looks at the cluster's size (it may grow or shrink)
-IDLE_CHILDREN = 600.0  # seconds after which a worker ends the children of a campaign gone silent
-EXTRA = "pip install 'advalidate[dask]'"
 
 
-PROBE_TIMEOUT = 2.0  # seconds for a first plain TCP connection to the scheduler
-
-
-def refused(scheduler: str) -> str | None:
-    """Why the scheduler at `scheduler` cannot be reached, found by one plain TCP connection (a
-    refused connection or an unknown host answers at once; Dask's client would retry for
-    `CONNECT_TIMEOUT` seconds), or None (reachable, `local:N`, or slow to answer: Dask decides)."""
-    if scheduler.startswith("local:"):
-        return None
-    rest = scheduler.split("://", 1)[-1].split("/", 1)[0]
-    host, _, port = rest.rpartition(":") if ":" in rest else (rest, "", "8786")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
-    except (ConnectionRefusedError, socket.gaierror, ValueError) as exc:
-        why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
-        return f"cannot reach the Dask scheduler at {scheduler}: {why}"
-    except OSError:
-        return None
-    return None
-
-
-def missing_extra() -> str | None:
-    """Why `--scheduler` cannot work here (the `dask` extra is not installed), or None."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError as exc:
-        return f"--scheduler needs Dask distributed, an optional extra: {EXTRA} ({exc})"
-    return None
-
-
-# ---- the worker side: runs inside a Dask worker process ----------------------------------------
-
-_lock = threading.Lock()
-_idle: dict[str, list[tuple[Pool, float]]] = {}  # campaign token -> children free for a task, last used
-_in_use: dict[str, set[int]] = {}  # campaign token -> ids of the children running a task now
-_children: dict[int, Pool] = {}
-_stopped: set[str] = set()
-
-
-def dask_setup(worker: Any) -> None:
-    """Preload hook of the workers of a `local:N` cluster: Ctrl-C in the terminal reaches the whole
-    process group, and only the campaign (the client) decides what it means."""
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: nothing to do
-        pass
-
-
-def _allow_children() -> None:
-    """Let this (daemonic) Dask worker process start the child processes that run the programs.
-
-    multiprocessing refuses children to a daemonic process because it could not clean them up; ours
-    end themselves when their parent is gone (`runner.signals._exit_with_parent`), and are daemonic too.
-    """
-    multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
-
-
-def _checkout(token: str, cfg: WorkerConfig) -> Pool:
-    """A child process for one task of campaign `token`: a free one, or a new one."""
-    now = time.monotonic()
-    with _lock:
-        for other, free in list(_idle.items()):  # children of campaigns whose client went away
-            if other != token and not _in_use.get(other) and all(now - t > IDLE_CHILDREN for _, t in free):
-                for pool, _ in _idle.pop(other):
-                    _children.pop(id(pool), None)
-                    pool.close()
-        free = _idle.setdefault(token, [])
-        pool = free.pop()[0] if free else None
-        if pool is None:
-            _allow_children()
-            pool = Pool(1, cfg)
-            _children[id(pool)] = pool
-        _in_use.setdefault(token, set()).add(id(pool))
-    return pool
-
-
-def _checkin(token: str, pool: Pool) -> None:
-    with _lock:
-        _in_use.get(token, set()).discard(id(pool))
-        if token in _stopped:
-            _children.pop(id(pool), None)
-            pool.close()
-        else:
-            _idle.setdefault(token, []).append((pool, time.monotonic()))
-
-
-def stop_campaign(token: str) -> int:
-    """End the children of campaign `token` on this worker (run by the client as it stops): idle
-    ones at once, busy ones by killing their process, which ends the task they serve. Returns how
-    many children there were."""
-    with _lock:
-        _stopped.add(token)
-        idle = [p for p, _ in _idle.pop(token, [])]
-        busy = [_children[i] for i in _in_use.get(token, set()) if i in _children]
-        for pool in idle:
-            _children.pop(id(pool), None)
-            pool.close(grace=0.0)
-    for pool in busy:
-        for w in list(pool.workers):
-            if w.proc.is_alive():
-                w.proc.kill()
-    return len(idle) + len(busy)
-
-
-def _forward(topic: str, payload: Any) -> None:
-    """Send a shrinking improvement to the client as a Dask event (nowhere when not on a worker)."""
-    try:
-        from distributed import get_worker
-
-        get_worker().log_event(topic, payload)
-    except (ImportError, ValueError, TypeError):
-        pass
-
-
-def _run_one(pool: Pool, token: str, task: tuple, timeout: float, topic: str) -> Event | None:
-    """Run one task in `pool`'s child under its deadline; its final Event, or None if the campaign
-    stopped meanwhile."""
-    losses = 0
-    while not pool.workers[0].ready:
-        if token in _stopped:
-            return None
-        for ev in pool.poll(0.5):
-            if ev.kind == "fatal":
-                return Event("fatal", payload=ev.payload)
-            if ev.kind in ("crash", "timeout"):
-                losses += 1
-                if losses >= 3:
-                    return Event("fatal", payload=f"worker processes keep dying at start (exit code {ev.exitcode})")
-    pool.submit(pool.workers[0], task, timeout)
-    while token not in _stopped:
-        for ev in pool.poll(0.5):
-            if ev.kind == "shrink-progress":
-                _forward(topic, ev.payload)
-            elif ev.kind == "fatal":
-                return Event("fatal", payload=ev.payload)
-            elif ev.task is not None:
-                return None if token in _stopped else dataclasses.replace(ev, worker=-1)
-    return None
+# ---- the worker side: runs inside a Dask worker process (children: runner/cluster_worker.py) ---
 
 
 def run_tasks(token: str, cfg: WorkerConfig, tasks: list[tuple[tuple, float]], topic: str) -> list[Event]:
     """A Dask task: run `tasks` ((task, timeout) pairs, as `Pool.submit` takes them) one after the
-    other in this thread's child process. One final Event per task, in order; fewer when a worker
-    cannot start ("fatal", last) or the campaign stopped."""
-    pool = _checkout(token, cfg)
+    other in this thread's child process, shrinking progress forwarded to the client. One final
+    Event per task, in order; fewer when a worker cannot start ("fatal", last) or the campaign stopped."""
+    pool = checkout(token, lambda: Pool(1, cfg))
     out: list[Event] = []
     try:
         for task, timeout in tasks:
-            ev = _run_one(pool, token, task, timeout, topic)
+            ev = run_in_child(pool, token, task, timeout, lambda e: forward(topic, e.payload))
             if ev is None:
                 break
             out.append(ev)
             if ev.kind == "fatal":
                 break
     finally:
-        _checkin(token, pool)
-    return out
-
-
-def _unimportable(names: list[str]) -> list[str]:
-    """On a worker: which of the top-level modules `names` it cannot import."""
-    out = []
-    for name in names:
-        try:
-            found = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
-            out.append(name)
+        checkin(token, pool)
     return out
 
 
@@ -270,33 +118,10 @@ class Batch:
 
 def connect(scheduler: str) -> tuple[Any, Any]:
     """A Dask client for `scheduler` (an address, or `local:N`), and the cluster it started, if any."""
-    from distributed import Client, LocalCluster
-
-    cluster = None
     try:
-        if scheduler.startswith("local:"):
-            cluster = LocalCluster(
-                n_workers=int(scheduler.split(":", 1)[1]),
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address="127.0.0.1:0",  # its HTTP server on a free port, not 8787 (shared by all)
-                silence_logs=logging.ERROR,
-                preload=[__name__],  # dask_setup: the workers leave Ctrl-C to the campaign
-            )
-            client = Client(cluster)
-        else:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as exc:
-        if cluster is not None:
-            cluster.close()
-        raise CampaignError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-    try:
-        client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
-        client.close()
-        raise CampaignError(f"the Dask cluster at {scheduler} has no worker ({exc})") from None
-    return client, cluster
+        return connect_cluster(scheduler)
+    except ClusterError as exc:
+        raise CampaignError(str(exc)) from None
 
 
 class DaskPool:
