@@ -177,3 +177,67 @@ def test_each_op_lists_the_dtypes_jax_s_own_databases_list():
     assert {"float32", "complex64"} <= got["harness.cumsum"]  # the group's harnesses' dtypes
     assert got["jax.numpy.abs"] == {"float64", "float32", "complex128", "complex64"}
     assert got["jax.scipy.special.gammaln"] == {"float64", "float32"}
+
+
+#: A call source with a custom_vjp right eagerly and doubled under jit (its residual a tracer).
+JIT_ONLY_BUG = """def f(*args):
+    import jax
+    import jax.numpy as jnp
+
+    @jax.custom_vjp
+    def g(x):
+        return jnp.sin(x)
+
+    def fwd(x):
+        return jnp.sin(x), x
+
+    def bwd(x, c):
+        return (c * jnp.cos(x) * (2.0 if isinstance(x, jax.core.Tracer) else 1.0),)
+
+    g.defvjp(fwd, bwd)
+    (a0,) = args
+    return g(a0)
+"""
+
+
+def _repro_exit(tmp_path, rec: OpRecord, mode: str) -> int:
+    import subprocess
+    import sys
+
+    from advalidate.sweep.repro_jax import render
+    from advalidate.sweep.worker import record_json
+
+    finding = {
+        "op": rec.op,
+        "mode": mode,
+        "kind": "wrong",
+        "dtype": rec.dtype,
+        "transform": rec.transform,
+        "sample": rec.sample,
+        "variant": rec.variant,
+        "only_output": None,
+        "record": record_json(rec),
+    }
+    d = tmp_path / f"{rec.op}-{rec.dtype}-{rec.transform}-{mode}"
+    d.mkdir()
+    (d / "repro.py").write_text(render(finding, "jax test"), encoding="utf-8")
+    return subprocess.run([sys.executable, "-I", "repro.py"], cwd=d, capture_output=True, timeout=300).returncode
+
+
+def test_repro_applies_the_transform_and_dtype_and_exits_1_only_on_the_bug(tmp_path):
+    from advalidate.sweep.axes import retyped
+
+    planted = OpRecord(
+        "jax",
+        "planted",
+        0,
+        "sample",
+        jax_records.compile_source(JIT_ONLY_BUG),
+        (np.array([0.4, 1.3, -2.1]),),
+        frozenset(("reverse",)),
+        call_source=JIT_ONLY_BUG,
+    )
+    assert _repro_exit(tmp_path, planted, "reverse") == 0
+    assert _repro_exit(tmp_path, dataclasses.replace(planted, transform="jit"), "reverse") == 1
+    sin = next(iter(jax_records.records(ops=["lax.sin"])))
+    assert _repro_exit(tmp_path, retyped(sin, "complex64", "vmap", 0), "fwd_over_rev") == 0
