@@ -56,7 +56,9 @@ own scale of variation, not |x| (a Gaussian of width 50 at 5e5, issue #40 item 5
       or be one of them (`kink_rule="piece"`), by `kinks.judge_at_kink`. The pieces come from
       the rule's gradients just beside the kink, so the rule is first checked there against
       one-sided differences of f (`function_kink`): a wrong slope on one side fails.
-      Otherwise (more inputs, pieces not found) the direction is inconclusive, never fail.
+      With more inputs the reverse pass is judged in blocks that isolate the kinked elements
+      (`function_blocks`). Otherwise (pieces not found, too many kinked elements, forward mode
+      with many inputs) the direction is inconclusive, never fail.
     - **Accuracy**: when the best error estimate E exceeds `GIVE_UP` (1e-5) relative to |D|
       (or to TINY × Σ|u_k f_k| when D is about 0), the Richardson error does not shrink
       (ill-conditioned or noisy f, a kink inside every step): inconclusive.
@@ -304,6 +306,10 @@ def _judge(
         if c != "dot" and args.n <= POSITIONS_MAX:  # a kink along v: each element judged apart
             side = "rev" if c == "fd" else "fwd"
             outcomes = [_per_element(checker, o, di, side) for o, di in zip(outcomes, dirs, strict=True)]
+        elif c == "fd":  # more inputs: the kinked elements isolated by blocks (`function_blocks`)
+            from .function_blocks import judge_in_blocks
+
+            outcomes = [judge_in_blocks(checker, o, di) for o, di in zip(outcomes, dirs, strict=True)]
         result.verdicts.append(_aggregate(label, c, outcomes, dirs))
     if order != 1:
         from .function_order import second_order

@@ -57,13 +57,14 @@ class Beside:
     checked: list[bool]  # per ray: whether it was verified
 
 
-def rays(n: int, kinked: np.ndarray, scale: np.ndarray, seed: int) -> list[np.ndarray]:
-    """±e_k (tilted by TILT) for each element k at the kink, then RANDOM_RAYS random rays; scaled."""
+def rays(n: int, kinked: np.ndarray, scale: np.ndarray, seed: int, tilt: np.ndarray | None = None) -> list[np.ndarray]:
+    """±e_k (tilted by TILT, into the elements of the mask `tilt`, all by default) for each element
+    k at the kink, then RANDOM_RAYS random rays; scaled."""
     rng = np.random.default_rng([seed, 40])
     out = []
     for k in np.flatnonzero(kinked):
         for sign in (1.0, -1.0):
-            d = TILT * rng.standard_normal(n)
+            d = TILT * rng.standard_normal(n) * (1.0 if tilt is None else tilt)
             d[k] = sign
             out.append(d * scale)
     out += [rng.standard_normal(n) * scale for _ in range(RANDOM_RAYS)]
