@@ -108,7 +108,8 @@ def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "float64":
         return a.copy()
     if dtype in ("float32", "float16"):
-        return a.astype(dtype).astype(np.float64)
+        with np.errstate(over="ignore"):  # beyond the dtype's range: inf (such a copy is not made)
+            return a.astype(dtype).astype(np.float64)
     if dtype == "bfloat16":  # the upper half of float32's bits, rounded to nearest even
         bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
         bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
@@ -122,13 +123,16 @@ def complexified(a: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(a, dtype=np.float64) + 1j * rng.uniform(-0.5, 0.5, size=np.shape(a)) * scale
 
 
-def retyped(rec: OpRecord, dtype: str, transform: str, seed: int) -> OpRecord:
-    """The copy of a float64 eager record in `dtype` under `transform`."""
+def retyped(rec: OpRecord, dtype: str, transform: str, seed: int) -> OpRecord | None:
+    """The copy of a float64 eager record in `dtype` under `transform` (None where the record's
+    values lie beyond the dtype's range)."""
     args = rec.args
     if dtype.startswith("complex"):
         rng = np.random.default_rng(_salt(seed, rec.op, rec.sample, rec.variant, "imag"))
         args = tuple(complexified(a, rng) for a in args)
     args = tuple(round_to(a, dtype) for a in args)
+    if not all(np.all(np.isfinite(a)) for a in args):
+        return None
     fn = rec.fn.retyped(dtype) if hasattr(rec.fn, "retyped") else rec.fn
     return replace(rec, args=args, fn=fn, dtype=dtype, transform=transform)
 
@@ -192,7 +196,9 @@ def _expand_op(recs: Sequence[OpRecord], library: str, axes: Axes, seed: int) ->
                 k = n if axes.quick else period(dtype, transform)
                 if (i + _salt(seed, rec.op, dtype, transform)) % k:
                     continue
-            yield rec if (dtype, transform) == BASE else retyped(rec, dtype, transform, seed)
+            copy = rec if (dtype, transform) == BASE else retyped(rec, dtype, transform, seed)
+            if copy is not None:
+                yield copy
 
 
 def find(
