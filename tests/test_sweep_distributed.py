@@ -296,6 +296,8 @@ def test_an_interrupted_sweep_keeps_its_records_and_resume_checks_only_the_ops_n
     assert first["stopped"].startswith("interrupted") and first["records"] >= 3
     done_first = {json.loads(x)["op_done"] for x in (out / "results.jsonl").read_text().splitlines() if "op_done" in x}
     assert len(done_first) < len(OPS)
+    cut = {json.loads(k)["op"] for k in rows(out)} - done_first
+    assert cut  # the records of an op the interrupt cut short are kept: resume must not write them again
     second = sweep(out, cluster.scheduler_address, resume=True)
     assert second["stopped"] == "all ops checked"
     assert rows(out) == rows(local_out)  # each record once: none lost, none checked twice
