@@ -55,8 +55,9 @@ from ...lang.types import UNIT, Array, Arrow, List, Pair, Real, Sum, Type, Z, co
 from ..seed000.forward import ForwardRules
 from ..seed000.naive import NaiveRules
 from ..seed000.transform import Transformer
+from .bound import Survey
 from .rewrite import BeyondLanguage, Declined, map_children, rename
-from .simplify import simplify, size_at_least
+from .simplify import simplify
 from .specialise import WHAT, Specialiser
 
 # The derivative arithmetic of seed 000's partials table (`rules.py`) as the source program's ops.
@@ -256,6 +257,7 @@ class Eliminator:
         # `limit`: stop (`OverLimit`) once the outermost operators' code already has more nodes.
         self.limit = limit
         self.spent = 0  # nodes of the outermost operators' code so far
+        self.nodes = 0  # with a limit: nodes of the program, its outermost operators replaced so far
         self.inside = 0  # operators being eliminated around the current node
         self.env: dict[str, _Binding] = {}
         self._ids = itertools.count()
@@ -264,7 +266,10 @@ class Eliminator:
 
     def program(self, core: C.CExpr) -> C.CExpr:
         """Static function arguments specialised first (`specialise.py`), then every operator eliminated."""
-        return self.expr(self.specialiser.program(core))
+        core = self.specialiser.program(core)
+        if self.limit is not None:
+            self.nodes = C.node_count(core)
+        return self.expr(core)
 
     def fresh(self, base: str) -> str:
         stem = base.split("'")[0]  # `x_3'7`, not `x_3'7'9`
@@ -317,7 +322,9 @@ class Eliminator:
             finally:
                 self.inside -= 1
             if self.limit is not None and not self.inside:
-                self.spent += C.node_count(code)
+                size = C.node_count(code)
+                self.spent += size
+                self.nodes += size - C.node_count(e)
                 if self.spent > self.limit:
                     raise OverLimit(self.spent)
             return code
@@ -342,13 +349,18 @@ class Eliminator:
         rules = PlainForwardRules() if forward else PlainReverseRules(e.dom)
         t = _InnerTransformer(rules, self.fresh)
         fd, xv, tv, yv = (self.fresh(n) for n in ("fd", "x", "dx" if forward else "dy", "y"))
+        arg = args[1] if len(args) > 1 else C.Const(1.0)  # grad f x = vjp f x 1.0
+        floor = None
+        if self.limit is not None and self.inside == 1:
+            # `charged` (3 nodes), `let fd = .. in rest` and at least `rest`'s 7 nodes around its
+            # arguments: what the outermost operator's code has besides its simplified `dual`
+            floor = self.spent + 4 + 7 + C.node_count(args[0]) + C.node_count(arg)
         try:
-            dual = self.scoped(e.op, fn, t)
+            dual = self.scoped(e.op, fn, t, floor)
         except Declined:
             raise
         except NotImplementedError as exc:  # a derivative the language lacks (trigamma's: lang/specials.py)
             raise BeyondLanguage(f"{self.who}: `{e.op}`: {exc}") from None
-        arg = args[1] if len(args) > 1 else C.Const(1.0)  # grad f x = vjp f x 1.0
         if forward:
             xs = _structure(e.dom, lambda p, ty: self.pair_up(ty, at(C.Var(xv), p), at(C.Var(tv), p)), _unit)
             out = _structure(e.cod, lambda p, ty: self.tangent_of(ty, at(C.Var(yv), p)), _unit)
@@ -357,12 +369,6 @@ class Eliminator:
             out = self.deinterleave(e.cod, e.dom, C.Var(yv), C.Var(tv))
         body = C.Let(yv, C.App(C.Var(fd), xs), out)
         rest = C.Let(xv, args[0], C.Let(tv, arg, body, ty=e.ty), ty=e.ty)
-        if self.limit is not None and self.inside == 1:
-            # The outermost operator's code (`charged`: 3 nodes, then `let fd = .. in rest`) will
-            # have at least this many nodes: over the limit, it is not worth simplifying.
-            least = self.spent + 4 + size_at_least(dual) + C.node_count(rest)
-            if least > self.limit:
-                raise OverLimit(least)
         return C.Let(fd, simplify(dual), rest, ty=e.ty)  # simplified before an outer operator transforms it
 
     def pair_up(self, ty: Type, x: C.CExpr, dx: C.CExpr) -> C.CExpr:
@@ -429,15 +435,20 @@ class Eliminator:
             C.Let(df, C.ArrOp("reshape", [dy], flat, flat, "R"), body),
         )
 
-    def scoped(self, op: str, fn: C.CExpr, t: Transformer) -> C.CExpr:
+    def scoped(self, op: str, fn: C.CExpr, t: Transformer, floor: int | None = None) -> C.CExpr:
         """D[fn] in a scope that gives each free variable its transformed meaning: a first-order
-        one the stage's constant D[z]; a function bound by let / letrec its transformed code."""
+        one the stage's constant D[z]; a function bound by let / letrec its transformed code.
+        With a `floor` (the outermost operator's nodes besides its simplified D[fn], when there is
+        a limit), stop (`OverLimit`) before translating once `floor` and a lower bound of the
+        simplified D[fn] counted on the code to translate (`bound.py`) are over the limit, where
+        translating could not raise instead (`_early_stop`)."""
         lifted: dict[str, Type] = {}
         copies: dict[str, _Binding] = {}
+        survey = None if floor is None else Survey(t.rules, getattr(t.rules, "cot", None))
         todo = [fn]
         while todo:
             code = todo.pop()
-            for v in sorted(C.free_vars(code)):
+            for v in sorted(C.free_vars(code) if survey is None else survey.free_vars(code)):
                 if v in lifted or v in copies:
                     continue
                 b = self.env.get(v)
@@ -449,6 +460,8 @@ class Eliminator:
                 self._check_known(op, v, b)
                 copies[v] = b
                 todo.append(b.rhs if b.kind == "let" else C.Lam(str(b.param), b.fbody))  # type: ignore[arg-type]
+        if survey is not None and floor is not None:
+            self._early_stop(survey, lifted, copies, floor)
         names = {v: self.fresh(v) for v in [*lifted, *copies]}
         out = t.expr(rename(fn, names, self.fresh, self.who))
         for v, b in sorted(copies.items(), key=lambda kv: -kv[1].order):  # the latest-bound innermost
@@ -461,6 +474,19 @@ class Eliminator:
         for v in sorted(lifted, key=lambda v: -self.env[v].order):
             out = C.Let(names[v], self.lift(op, C.Var(v, ty=lifted[v]), lifted[v], t), out)
         return out
+
+    def _early_stop(self, survey: Survey, lifted: dict[str, Type], copies: dict[str, _Binding], floor: int) -> None:
+        """Raise `OverLimit` when the outermost operator's code is sure to be over the limit: `floor`
+        plus the bound of its translated and simplified code (`survey` of fn and of the copies'
+        code; the lifted constants). Only where the rest of `scoped` cannot raise (every node has
+        a rule that does not raise, every lifted type is `liftable`), so the outcome is the one
+        translating first would have: this operator's code, when made, makes `spent` exceed the
+        limit (`expr`), and nothing before that can decline."""
+        if not all(liftable(ty) for ty in lifted.values()):
+            return
+        least = survey.size_at_least(lifted, {*lifted, *copies})
+        if least is not None and floor + least > (self.limit or 0):
+            raise OverLimit(floor + least)
 
     def _check_known(self, op: str, v: str, b: _Binding) -> None:
         if b.kind in WHAT:
@@ -500,6 +526,17 @@ class Eliminator:
         raise Declined(f"{self.who}: `{op}`: a free variable of type {ty} cannot be made a constant")
 
 
+def liftable(ty: Type) -> bool:
+    """Whether `Eliminator.lift` makes a constant of a free variable of type `ty` rather than
+    declining (the types it takes apart, down to those without a real, reals and arrays)."""
+    ty = prune(ty)
+    if not contains_real(ty) or isinstance(ty, (Real, Array)):
+        return True
+    if isinstance(ty, (Pair, Sum)):
+        return liftable(ty.left) and liftable(ty.right)
+    return isinstance(ty, List) and liftable(ty.elem)
+
+
 #: Who declines, in a `Declined` reason that names no stage.
 WHO = "derivative-operator elimination (seed 001)"
 
@@ -537,15 +574,18 @@ def eliminated_size(prog: Program, limit: int) -> int:
     part of the result, so the rest need not be made); 0 when elimination declines before that.
     A result within the limit is cached for `eliminated` (the engines reuse it)."""
     out = _CACHE.get(prog)
-    if out is None:
-        try:
-            with paused_gc():  # as `eliminate` does
-                out = _CACHE[prog] = run_deep(Eliminator(WHO, limit).program, prog.core)
-        except OverLimit as exc:
-            return exc.nodes
-        except Declined as exc:
-            out = _CACHE[prog] = exc
-    return 0 if isinstance(out, Declined) else C.node_count(out)
+    if out is not None:
+        return 0 if isinstance(out, Declined) else C.node_count(out)
+    elim = Eliminator(WHO, limit)
+    try:
+        with paused_gc():  # as `eliminate` does
+            _CACHE[prog] = run_deep(elim.program, prog.core)
+    except OverLimit as exc:
+        return exc.nodes
+    except Declined as exc:
+        _CACHE[prog] = exc
+        return 0
+    return elim.nodes  # counted on the way (`Eliminator.nodes`), not walked again
 
 
 def eliminated(prog: Program) -> C.CExpr:
