@@ -28,18 +28,17 @@ from advalidate.sweep.records import DTYPES, TRANSFORMS, OpRecord
 BASE = ("float64", "eager")
 #: One record in this many of an op's records gets the dtype (under eager): float32 is the dtype
 #: users train in; complex doubles the differences (ℂ as ℝ²); half precisions judge loosely.
-DTYPE_PERIOD = {"float64": 1, "float32": 2, "complex128": 4, "complex64": 8, "bfloat16": 8, "float16": 8}
+DTYPE_PERIOD = {"float64": 1, "float32": 2, "complex128": 4, "complex64": 16, "bfloat16": 16, "float16": 16}
 #: One record in this many gets the transform (in float64); compiled transforms cost a compilation
 #: per mode.
 TRANSFORM_PERIOD = {
     "eager": 1,
-    "func": 4,
+    "func": 8,
     "vmap": 8,
     "checkpoint": 8,
-    "aot_eager": 24,
-    "inductor": 48,
+    "aot_eager": 48,
+    "inductor": 96,
     "jit": 4,
-    "function": 4,
 }
 #: Estimated CPU time of one record under a transform, in units of an eager record (the
 #: compiled ones: a compilation per mode; estimates until each transform's sweep is measured).
