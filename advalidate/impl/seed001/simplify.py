@@ -90,15 +90,16 @@ class _Simplifier:
         self.kept_pairs = False  # bound to a pair of atoms -> its atoms
 
     def expr(self, e: C.CExpr) -> C.CExpr:
-        if isinstance(e, C.Var):
+        t = type(e)  # the node classes have no subclasses: one look-up, not a chain of isinstance
+        if t is C.Var:
             return self.sub.get(e.name, e)
-        if isinstance(e, (C.Fst, C.Snd)):
+        if t is C.Fst or t is C.Snd:
             arg = self.expr(e.arg)
             parts = self._parts(arg)
             if parts is not None:
-                return parts[0] if isinstance(e, C.Fst) else parts[1]
-            return type(e)(arg, ty=e.ty)
-        if isinstance(e, C.Let):
+                return parts[0] if t is C.Fst else parts[1]
+            return t(arg, ty=e.ty)
+        if t is C.Let:
             return self.let(e)
         return map_children(e, self.expr)
 
@@ -110,36 +111,47 @@ class _Simplifier:
         return None
 
     def let(self, e: C.Let) -> C.CExpr:
-        hoisted: list[C.Let] = []
-        rhs = self.expr(e.rhs)
-        while isinstance(rhs, C.Let):  # let-floating: the inner bindings come first
-            hoisted.append(rhs)
-            rhs = rhs.body
-        out: C.CExpr
-        if _atom(rhs):
-            self.sub[e.name] = rhs
-            out = self.expr(e.body)
-        elif isinstance(rhs, C.PairC) and e.name not in self.whole and not {e.name + "l", e.name + "r"} & self.taken:
-            # only projected: bind the components instead (evaluated in the same order)
-            parts, binds = [], []
-            for part, side in ((rhs.left, "l"), (rhs.right, "r")):
-                if _atom(part):
-                    parts.append(part)
-                else:
-                    name = e.name + side
-                    binds.append((name, part))
-                    parts.append(C.Var(name))
-            self.pairs[e.name] = (parts[0], parts[1])
-            out = self.expr(e.body)
-            for name, part in reversed(binds):
-                out = C.Let(name, part, out, ty=e.ty)
-        else:
-            if isinstance(rhs, C.PairC) and _atom(rhs.left) and _atom(rhs.right):
-                self.pairs[e.name] = (rhs.left, rhs.right)  # projections of p read the atoms
-                self.kept_pairs = True  # the let may be dead once its projections are gone
-            out = C.Let(e.name, rhs, self.expr(e.body), ty=e.ty)
-        for h in reversed(hoisted):
-            out = C.Let(h.name, h.rhs, out, ty=e.ty)
+        """A chain of `let`s, a loop over its bindings (transformed code is mostly such chains):
+        each right-hand side simplified and its binding decided in order, then the chain rebuilt
+        from its end."""
+        frames: list[tuple[C.Let, list[C.Let], list[tuple[str, C.CExpr]] | None]] = []
+        while True:
+            hoisted: list[C.Let] = []
+            rhs = self.expr(e.rhs)
+            while type(rhs) is C.Let:  # let-floating: the inner bindings come first
+                hoisted.append(rhs)
+                rhs = rhs.body
+            binds: list[tuple[str, C.CExpr]] | None
+            if _atom(rhs):
+                self.sub[e.name] = rhs
+                binds = []
+            elif type(rhs) is C.PairC and e.name not in self.whole and not {e.name + "l", e.name + "r"} & self.taken:
+                # only projected: bind the components instead (evaluated in the same order)
+                parts, binds = [], []
+                for part, side in ((rhs.left, "l"), (rhs.right, "r")):
+                    if _atom(part):
+                        parts.append(part)
+                    else:
+                        name = e.name + side
+                        binds.append((name, part))
+                        parts.append(C.Var(name))
+                self.pairs[e.name] = (parts[0], parts[1])
+            else:
+                if type(rhs) is C.PairC and _atom(rhs.left) and _atom(rhs.right):
+                    self.pairs[e.name] = (rhs.left, rhs.right)  # projections of p read the atoms
+                    self.kept_pairs = True  # the let may be dead once its projections are gone
+                binds = None  # the binding stays: `let name = rhs`
+                hoisted.append(C.Let(e.name, rhs, rhs, ty=e.ty))  # its body set when rebuilt
+            frames.append((e, hoisted, binds))
+            if type(e.body) is not C.Let:
+                break
+            e = e.body
+        out = self.expr(e.body)
+        for let, hoisted, binds in reversed(frames):
+            for name, part in reversed(binds or ()):
+                out = C.Let(name, part, out, ty=let.ty)
+            for h in reversed(hoisted):
+                out = C.Let(h.name, h.rhs, out, ty=let.ty)
         return out
 
 
