@@ -39,6 +39,7 @@ TRANSFORM_PERIOD = {
     "aot_eager": 48,
     "inductor": 96,
     "jit": 4,
+    "function": 4,
 }
 #: Estimated CPU time of one record under a transform, in units of an eager record (the
 #: compiled ones: a compilation per mode; estimates until each transform's sweep is measured).
