@@ -558,7 +558,8 @@ def specialise(core: C.CExpr) -> C.CExpr:
 
 
 class OverLimit(Exception):
-    """Elimination stopped: the code of the outermost operators alone has more nodes than the limit."""
+    """Elimination stopped: the code of the outermost operators alone has more nodes than the limit
+    (counted, or bounded below before the last one's translation)."""
 
     def __init__(self, nodes: int) -> None:
         super().__init__(f"the eliminated operators have more than {nodes - 1} nodes")
@@ -570,9 +571,10 @@ _CACHE: weakref.WeakKeyDictionary[Program, C.CExpr | Declined] = weakref.WeakKey
 
 def eliminated_size(prog: Program, limit: int) -> int:
     """The node count of `eliminated(prog)` when it is at most `limit`; otherwise some count above
-    `limit`, known as soon as the outermost operators eliminated so far exceed it (their code is
-    part of the result, so the rest need not be made); 0 when elimination declines before that.
-    A result within the limit is cached for `eliminated` (the engines reuse it)."""
+    `limit`, known as soon as the outermost operators eliminated so far, or they and a proven lower
+    bound of the next one's code counted before translating it (`Eliminator._early_stop`), exceed it
+    (their code is part of the result, so the rest need not be made); 0 when elimination declines
+    before that. A result within the limit is cached for `eliminated` (the engines reuse it)."""
     out = _CACHE.get(prog)
     if out is not None:
         return 0 if isinstance(out, Declined) else C.node_count(out)
