@@ -211,7 +211,13 @@ def _probe(rule: Any, subject: _Subject, rec: OpRecord, side: str) -> str:
 
 
 def _apply(
-    rule: Any, subject: _Subject, rec: OpRecord, b: Any, side: str, rng: np.random.Generator | None, grain: str = ""
+    rule: Any,
+    subject: _Subject,
+    rec: OpRecord,
+    b: Any,
+    side: str,
+    rng: np.random.Generator | None,
+    grain: str = "",
 ) -> Any:
     """The rule at the record's inputs, on a cotangent ("fd") or tangent of ones, or of seeded
     normals (`rng`), each exact in its dtype; what it returns, flat (complex kept)."""
@@ -227,6 +233,39 @@ def _apply(
     ]
     got = b.leaves(rule(vs[0] if len(vs) == 1 else tuple(vs), *xs))
     return np.concatenate([np.ravel(np.asarray(_to_numpy(g))) for g in got if g is not None] or [np.zeros(0)])
+
+
+#: Elements (outputs of a reverse rule, inputs of a forward one) past which |J| is not formed.
+MAX_TERMS = 256
+
+
+def _term_scale(subject: _Subject, rec: OpRecord, side: str, rng: np.random.Generator, grain: str) -> Any:
+    """|J|ᵀ|w| (reverse, side "fd") or |J||w| (forward) of the subject's rule at the record's
+    point, with w the vector `_apply` draws from `rng`: the size of each element's terms."""
+    b = backend(rec.library, rec.transform)
+    xs = _inputs(rec, b)
+    rule = subject.vjp if side == "fd" else subject.jvp
+    if side == "fd":
+        shapes = [np.shape(y) for y in b.leaves(subject.fn(*xs))]
+        dts = [dtype_name(y) for y in b.leaves(subject.fn(*xs))]
+    else:
+        shapes, dts = [np.shape(a) for a in rec.args], [rec.dtype] * len(rec.args)
+    w = [np.abs(_draw(rng, s, dt, grain)) for s, dt in zip(shapes, dts)]
+    sizes = [int(np.prod(s)) for s in shapes]
+    if sum(sizes) > MAX_TERMS or any(dt.startswith("complex") for dt in dts):
+        return None
+    total = None
+    for k in range(len(shapes)):
+        for i in range(sizes[k]):
+            if w[k].ravel()[i] == 0:
+                continue
+            unit = [np.zeros(s) for s in shapes]
+            unit[k].ravel()[i] = 1.0
+            vs = [_as(b, e, dt) for e, dt in zip(unit, dts)]
+            got = b.leaves(rule(vs[0] if len(vs) == 1 else tuple(vs), *xs))
+            col = np.abs(np.concatenate([np.ravel(np.asarray(_to_numpy(g))) for g in got if g is not None]))
+            total = col * w[k].ravel()[i] if total is None else total + col * w[k].ravel()[i]
+    return total
 
 
 def _apart(a: np.ndarray, b: np.ndarray, dtype: str, rtol: float | None = None) -> tuple[bool, str]:
@@ -349,6 +388,36 @@ class _Others:
         except Exception:  # noqa: BLE001 - the other run raises: nothing to compare with
             return None
 
+    def _within_rounding(self, mode: str, own: np.ndarray, ref: np.ndarray, res: ModeResult) -> None:
+        """A failure where each element of the low-precision rule is as close to the float64 rule
+        as rounding in its dtype explains: LOW_K units of its rounding of the element's terms,
+        (|J|ᵀ|w|)_i for a reverse rule Jᵀw and (|J||w|)_i for a forward rule Jw, from the float64
+        rule's Jacobian at the point. The tolerance of check_function's dot product sees only its
+        own terms, not a cancellation inside the rule's formula (softmax's y ⊙ (g - ⟨g, y⟩) at a
+        y_i near 1 loses u·|g| to the rounding of ⟨g, y⟩, in any right float32 rule)."""
+        unit = UNIT_ROUNDOFF[self.rec.dtype]
+        rec = self.runs["reference"]
+        subs = self._subjects("reference")
+        if subs is None or own.shape != ref.shape:
+            return
+        base, side = PLAN[mode]
+        try:
+            scale = _term_scale(subs[base], rec, side, np.random.default_rng([self.seed, 61]), self.rec.dtype)
+        except Exception:  # noqa: BLE001 - nothing to measure: the failure stands
+            return
+        if scale is None or scale.shape != ref.shape:
+            return
+        off = np.abs(own.astype(ref.dtype) - ref)
+        allowed = LOW_K * unit * scale + ABS_FLOOR
+        if np.all(np.isfinite(off)) and np.all(off <= allowed):
+            worst = float(np.max(off / allowed, initial=0.0))
+            res.detail = (
+                f"within what rounding to {self.rec.dtype} explains: each element of the {self.rec.dtype} rule "
+                f"is within {LOW_K:g} units of its rounding of the element's terms |J||w| of the {self.wide} "
+                f"rule (at most {worst:.2g} of that): {res.detail}"
+            )
+            res.status = "inconclusive"
+
     def compare(self, mode: str, subject: _Subject, res: ModeResult) -> None:
         """Add the reference line (lower precision) and the eager comparison (a transform) to the
         result; a failure the transform shares with eager is the op's, not the transform's."""
@@ -370,6 +439,8 @@ class _Others:
                         f"is judged on its own record): {res.detail}"
                     )
                     res.status = "inconclusive"
+                elif res.status in FINDING_KINDS:
+                    self._within_rounding(mode, own, ref, res)
         if "eager" in self.runs:
             eager = self._values("eager", mode)
             if eager is None:
