@@ -278,3 +278,20 @@ def test_a_float32_repro_is_rounding_aware(tmp_path: Path, body: str, status: in
     code, out = _repro(tmp_path, SOURCE.format(body=body), mode, "eager", dtype="float32")
     assert code == status, out
     assert "torch.float32: allowance" in out
+
+
+def test_the_compiled_primal_is_kept_per_op_function_and_dynamo_reset_on_a_new_one(monkeypatch):
+    """Records of one op (its variants) share one compiled function; a new op clears dynamo's caches."""
+    import torch._dynamo
+
+    resets = []
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(1))
+    b = modes_torch.transformed("aot_eager")
+    u = [modes_torch.tensor(np.ones(3))]
+    b.reverse_fn(torch.sin, u)
+    first, count = b._compiled_primal, len(resets)
+    b.reverse_fn(torch.sin, u)
+    assert b._compiled_primal is first and len(resets) == count
+    b.reverse_fn(torch.cos, u)
+    assert b._compiled_primal is not first and len(resets) == count + 1
+    assert torch._dynamo.config.fail_on_recompile_limit_hit  # past the limit: an error, never eager torch
