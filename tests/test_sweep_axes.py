@@ -181,6 +181,14 @@ def test_a_right_float32_rule_on_an_ill_conditioned_input_does_not_fail():
     assert res.status in ("pass", "inconclusive"), res.detail
 
 
+def test_a_derivative_below_float32s_range_rounded_to_zero_is_not_a_finding():
+    """soft_margin_loss at large margins: the derivative is 3.6e-51, 0 in float32 (it failed)."""
+    (res,) = check_record(
+        one("nn.functional.soft_margin_loss", "float32", "large-negative", sample=0), modes=("reverse",), directions=1
+    )
+    assert res.status == "inconclusive" and "smallest normal number of float32" in res.detail, res.detail
+
+
 def test_a_float32_only_wrong_rule_is_found_in_float32_and_not_in_float64():
     (r32,) = check_record(planted("float32"), modes=("reverse",), directions=1)
     (r64,) = check_record(planted("float64"), modes=("reverse",), directions=1)
