@@ -22,7 +22,7 @@ from advalidate.lang.errors import UserFileError
 from advalidate.lang.reader import max_input_bytes, read_user_json
 from advalidate.runner.outdir import OutDirError, OutLock, check_no_links, check_out
 from advalidate.runner.state_check import checked_record, typed
-from advalidate.sweep.records import MODES
+from advalidate.sweep.records import DTYPES, MODES, TRANSFORMS
 from advalidate.sweep.worker import SweepConfig
 
 RESULTS = "results.jsonl"
@@ -267,7 +267,8 @@ def _run_sweep(opts: SweepOptions, progress: Any, cluster: Any) -> dict[str, Any
 
 
 def _check_saved_options(out: Path, opts: SweepOptions) -> None:
-    """`--resume`: the sweep in `out` (its sweep.json, a JSON object) ran with the options given."""
+    """`--resume`: the sweep in `out` (its sweep.json, a JSON object) ran with the options given; an
+    axis not given (`--dtype` / `--transform` left out: None) is the one it ran with."""
     options_path = out / OPTIONS
     if not options_path.is_file():
         raise SweepUsageError(f"{out}: no sweep to resume here ({OPTIONS} is missing)")
@@ -278,6 +279,12 @@ def _check_saved_options(out: Path, opts: SweepOptions) -> None:
     if not isinstance(saved, dict):
         raise SweepUsageError(f"{options_path}: not a sweep's options: a JSON {type(saved).__name__}, not an object")
     before_axes = {"dtypes": ["float64"], "transforms": ["eager"], "quick": False}  # a sweep.json of before them
+    for key, known in (("dtypes", DTYPES), ("transforms", TRANSFORMS.get(opts.library, ()))):
+        ran = saved.get(key, before_axes[key])
+        if getattr(opts, key) is None and ran is not None:
+            if not (isinstance(ran, list) and ran and all(isinstance(v, str) and v in known for v in ran)):
+                raise SweepUsageError(f"{options_path}: {key} {ran!r:.60}: not a list of {', '.join(known)}")
+            setattr(opts, key, list(ran))
     for key in ("library", "seed", "samples", "directions", "dtypes", "transforms", "quick"):
         if saved.get(key, before_axes.get(key)) != getattr(opts, key):
             given, ran = getattr(opts, key), f"{saved.get(key)!r:.60}"
