@@ -65,6 +65,7 @@ def _inexact(y: Any) -> bool:
 
 
 def _dense(g: Any, x: Any) -> Any:
+    """A gradient or tangent as a dense tensor (through `tf.gather` & co. TF hands `tf.IndexedSlices`)."""
     if g is None:
         return tf.zeros_like(x)
     return tf.convert_to_tensor(g)
@@ -97,7 +98,10 @@ def _tangents(fn: Fn, xs: Sequence[Any], ts: Sequence[Any]) -> list[Any]:
     tans = [tf.reshape(tf.cast(_like(t), x.dtype), tf.shape(x)) for x, t in zip(ins, ts)]
     with tf.autodiff.ForwardAccumulator(ins, tans) as acc:
         outs = leaves(fn(*ins))
-    return [acc.jvp(y, unconnected_gradients=ZERO) if _inexact(y) else tf.zeros(tf.shape(y), tf.float64) for y in outs]
+    return [
+        _dense(acc.jvp(y, unconnected_gradients=ZERO), y) if _inexact(y) else tf.zeros(tf.shape(y), tf.float64)
+        for y in outs
+    ]
 
 
 class _Modes:

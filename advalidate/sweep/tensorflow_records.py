@@ -592,6 +592,7 @@ def records(*, ops: Sequence[str] | None = None, seed: int = 0) -> Iterator[OpRe
     its last part); the dtype and transform axes (`axes.py`) copy them."""
     if ops is not None and not ops:
         tf = _tf()  # the worker's warm-up: TF imported once, before the first deadline
+        tf.get_logger().setLevel("ERROR")  # tf.function's retracing notices are not the sweep's output
         try:  # one thread per op: a worker per core
             tf.config.threading.set_intra_op_parallelism_threads(1)
             tf.config.threading.set_inter_op_parallelism_threads(1)
