@@ -7,6 +7,8 @@ pass x -> J(x)t. The second-order modes are the first-order rules applied to tho
 fwd_over_rev = jvp(reverse_fn), rev_over_rev = vjp(reverse_fn), fwd_over_fwd = jvp(forward_fn)
 (torch.func.jvp, since forward_ad levels do not nest). An output's cotangent that is all zero is
 left out, as torch leaves out an output that was not used: that path is a rule of its own.
+`transformed(name)` gives the same functions under a transform of issue #38 (torch.compile,
+torch.func, vmap, checkpoint: `transforms_torch`); this module is the "eager" one.
 """
 
 from __future__ import annotations
