@@ -19,6 +19,8 @@ the direction inconclusive, never a pass.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..differences import FiniteDifference
@@ -168,19 +170,64 @@ def _alone(checker: _Checker, di: _Direction, kinked: np.ndarray, judged: int, u
         why = f"beside it at {_names(args, alone)} no one-sided difference of f resolves a slope"
         return _Outcome(INCONCLUSIVE, f"{kink}; {why}")
 
-    def near(pk: list[float]) -> list[float] | None:
-        p = x.copy()
-        p[kinked] = pk
-        g = rule(p)
-        return None if g is None else list(g[kinked])
+    groups = coupled(kinked, rule, x, checker.scale)
+    if groups is None:
+        return _Outcome(INCONCLUSIVE, f"{kink}; {name} raised or was not finite beside the kink")
+    undecided = ""
+    for group in groups:
 
-    verdict = judge_at_kink(near, list(x[kinked]), list(di.rev[kinked]), rule=checker.kink_rule, n_dirs=8)
-    if verdict.status == KINK_FAIL:
-        return _Outcome(FAIL, f"at the kink ({at}) the derivative from {name} is no active piece's: {verdict.message}")
-    if verdict.status == KINK_PASS:
-        return _Outcome(
-            PASS,
-            f"judged in blocks: {smooth}, and at the kink ({at}) {name} gives an active piece's derivative "
-            f"({beside.verified} ray(s) beside it agree with one-sided differences of f)",
-        )
-    return _Outcome(INCONCLUSIVE, f"{kink}; at the kink: {verdict.message}")
+        def near(pk: list[float], group: np.ndarray = group) -> list[float] | None:
+            p = x.copy()
+            p[group] = pk
+            g = rule(p)
+            return None if g is None else list(g[group])
+
+        verdict = judge_at_kink(near, list(x[group]), list(di.rev[group]), rule=checker.kink_rule, n_dirs=8)
+        if verdict.status == KINK_FAIL:
+            where = _names(args, group)
+            return _Outcome(
+                FAIL,
+                f"at the kink ({where}) the derivative from {name} is no active piece's: {verdict.message}",
+                positions=[args.position(int(k)) for k in group],
+            )
+        if verdict.status != KINK_PASS and not undecided:
+            undecided = f"at the kink ({_names(args, group)}): {verdict.message}"
+    if undecided:
+        return _Outcome(INCONCLUSIVE, f"{kink}; {undecided}")
+    return _Outcome(
+        PASS,
+        f"judged in blocks: {smooth}, and at the kink ({at}) {name} gives an active piece's derivative in each "
+        f"of {len(groups)} coupled group(s) ({beside.verified} ray(s) beside it agree with one-sided differences "
+        f"of f)",
+    )
+
+
+def coupled(
+    kinked: np.ndarray, rule: Callable[[np.ndarray], np.ndarray | None], x: np.ndarray, scale: np.ndarray
+) -> list[np.ndarray] | None:
+    """The kinked elements in groups whose pieces are judged together: k and j are coupled when
+    moving x_k across the kink makes the rule's gradient at j jump (a tie of max(x_k, x_j); relu and
+    abs couple nothing). The rule has just been checked beside the kink against f, so its jumps are
+    f's. Independent groups' hull is the product of theirs: 2 pieces per ReLU instead of 2^k."""
+    parent = {int(k): int(k) for k in kinked}
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for k in kinked:
+        step = np.zeros_like(x)
+        step[k] = BESIDE * scale[k]
+        plus, minus = rule(x + step), rule(x - step)
+        if plus is None or minus is None or not (np.all(np.isfinite(plus)) and np.all(np.isfinite(minus))):
+            return None
+        a, b = plus[kinked], minus[kinked]
+        size = np.abs(a) + np.abs(b)
+        for j in kinked[np.abs(a - b) > JUMP_REL * size + 1e-12 * float(np.max(size, initial=0.0))]:
+            parent[root(int(j))] = root(int(k))
+    groups: dict[int, list[int]] = {}
+    for k in kinked:
+        groups.setdefault(root(int(k)), []).append(int(k))
+    return [np.array(g, dtype=int) for g in groups.values()]
