@@ -299,3 +299,37 @@ def test_a_long_exception_message_is_cut_at_a_word_not_inside_a_number() -> None
     detail = res.verdict("fd").detail
     shown = detail.split("RuntimeError: ", 1)[1].removesuffix("…").split()
     assert shown == words.split()[: len(shown)], detail
+
+
+# -- a kink of a large input (function_blocks) -------------------------------------------------
+
+
+def _relu_zeros(n: int = 500, zeros: int = 4) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.1, 2.0, n)
+    x[rng.choice(n, zeros, replace=False)] = 0.0
+    return x
+
+
+def _leaky(x: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x, 0.01 * x)
+
+
+def test_a_rule_that_raises_away_from_x_leaves_a_large_kink_inconclusive() -> None:
+    x0 = _relu_zeros()
+
+    def vjp(g, x):
+        if not np.array_equal(x, x0):
+            raise RuntimeError("only at the example arguments")
+        return g * np.where(x > 0, 1.0, 0.01)
+
+    res = adv.check_function(_leaky, x0, framework="numpy", vjp=vjp, checks=["fd"])
+    assert res.status("fd") == INCONCLUSIVE, res.report()
+
+
+def test_f_not_finite_beside_a_large_kink_is_inconclusive_not_a_crash() -> None:
+    def f(x):
+        return np.where((x != 0) & (np.abs(x) < 1e-3), np.nan, _leaky(x))
+
+    res = adv.check_function(f, _relu_zeros(), framework="numpy", vjp=lambda g, x: g * np.where(x > 0, 1.0, 0.01))
+    assert res.status("fd") == INCONCLUSIVE, res.report()
