@@ -164,6 +164,28 @@ def test_the_pool_passes_each_record_on_once_resubmits_and_drops_late_replies(mo
     assert pool.client is None
 
 
+def test_a_lost_scheduler_ends_the_sweep_with_what_was_checked_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("expecttest")  # torch's OpInfo database names the ops
+    from advalidate.runner import cluster
+
+    client = FakeClient()
+
+    def submit(*args: Any, **kw: Any) -> Any:
+        raise OSError("connection closed")
+
+    client.submit = submit  # type: ignore[method-assign]
+    monkeypatch.setattr(CT, "connect", lambda scheduler: (client, None))
+    monkeypatch.setattr(cluster, "refused", lambda scheduler: None)  # as if a scheduler listened there
+    out = tmp_path / "o"
+    args = ["sweep", "torch", "--op", "sin", "--dtype", "float64", "--transform", "eager", "--out", str(out)]
+    assert main([*args, "--scheduler", "tcp://127.0.0.1:8786", "--progress", "quiet"]) == 3  # nothing judged
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"].startswith("lost the Dask scheduler at tcp://127.0.0.1:8786 (connection closed)")
+    assert "Traceback" not in capsys.readouterr().err
+
+
 # ---- on a LocalCluster, real torch ops ----------------------------------------------------------
 
 

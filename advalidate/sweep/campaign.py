@@ -20,6 +20,7 @@ from typing import Any
 
 from advalidate.lang.errors import UserFileError
 from advalidate.lang.reader import max_input_bytes, read_user_json
+from advalidate.runner.cluster import ClusterError
 from advalidate.runner.outdir import OutDirError, OutLock, check_no_links, check_out
 from advalidate.runner.state_check import checked_record, typed
 from advalidate.sweep.records import DTYPES, MODES, TRANSFORMS
@@ -217,7 +218,7 @@ def run_sweep(opts: SweepOptions, progress: Any) -> dict[str, Any]:
 def _cluster(scheduler: str) -> Any:
     """The sweep's ops on the Dask cluster at `scheduler` (`runner.cluster_tasks.TaskPool`), or
     `SweepUsageError` saying in one line why that cannot be."""
-    from advalidate.runner.cluster import ClusterError, missing_extra, refused
+    from advalidate.runner.cluster import missing_extra, refused
 
     if (why := refused(scheduler) or missing_extra()) is not None:
         raise SweepUsageError(why)
@@ -377,6 +378,8 @@ def _run_locked(
                 progress.update(live.snap())
     except KeyboardInterrupt:
         stopped = "interrupted (resume with --resume)"
+    except ClusterError as exc:  # the Dask scheduler gone for good: what was checked is kept
+        stopped = str(exc)
     finally:
         pool.close()
     progress.update(live.snap(finishing=True))
