@@ -579,15 +579,20 @@ def eliminated_size(prog: Program, limit: int) -> int:
     if out is not None:
         return 0 if isinstance(out, Declined) else C.node_count(out)
     elim = Eliminator(WHO, limit)
-    try:
-        with paused_gc():  # as `eliminate` does
+    with paused_gc():  # as `eliminate` does
+        try:
             _CACHE[prog] = run_deep(elim.program, prog.core)
-    except OverLimit as exc:
-        return exc.nodes
-    except Declined as exc:
-        _CACHE[prog] = exc
-        return 0
-    return elim.nodes  # counted on the way (`Eliminator.nodes`), not walked again
+            nodes = elim.nodes  # counted on the way (`Eliminator.nodes`), not walked again
+        except OverLimit as exc:
+            nodes = exc.nodes
+        except Declined as exc:
+            _CACHE[prog] = exc
+            nodes = 0
+        # Still paused: the code made so far (held by the eliminator's bindings, and by the frames
+        # of an exception until its handler ends) is freed by reference counting, before the
+        # collector, back on, would walk all of it once (a quarter of a rejected program's time).
+        elim.env.clear()
+    return nodes
 
 
 def eliminated(prog: Program) -> C.CExpr:
