@@ -241,3 +241,11 @@ def test_repro_applies_the_transform_and_dtype_and_exits_1_only_on_the_bug(tmp_p
     assert _repro_exit(tmp_path, dataclasses.replace(planted, transform="jit"), "reverse") == 1
     sin = next(iter(jax_records.records(ops=["lax.sin"])))
     assert _repro_exit(tmp_path, retyped(sin, "complex64", "vmap", 0), "fwd_over_rev") == 0
+
+
+def test_a_named_tuple_output_gets_its_cotangent():
+    """jnp.linalg.qr and eigh return named tuples: their cotangent is built field by field (the
+    reverse modes raised TypeError on every qr / eigh record before)."""
+    recs = {r.op: r for r in jax_records.records(ops=["jax.numpy.linalg.qr", "jax.numpy.linalg.eigh"])}
+    for op, rec in recs.items():
+        assert {r.status for r in check_record(rec, modes=("reverse", "rev_over_rev"))} == {"pass"}, op

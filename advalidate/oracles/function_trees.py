@@ -48,7 +48,8 @@ def _pack(struct: Any, leaves: Iterator[Any]) -> Any:
     if struct is None:
         return next(leaves)
     kind, children = struct
-    return kind(_pack(c, leaves) for c in children)
+    parts = [_pack(c, leaves) for c in children]
+    return kind(*parts) if hasattr(kind, "_fields") else kind(parts)  # a named tuple takes fields
 
 
 # -- arguments as trees of leaves (issue #40 item 4) ---------------------------------------------

@@ -91,6 +91,8 @@ def _cotangent(y: Any, cots: Sequence[Any]) -> Any:
         else np.zeros(jnp.shape(o), dtype=jax.dtypes.float0)
         for o, c in zip(outs, cots)
     ]
+    if hasattr(y, "_fields"):  # a named tuple (jnp.linalg.qr's QRResult, eigh's EighResult)
+        return type(y)(*parts)
     return type(y)(parts) if isinstance(y, tuple | list) else parts[0]
 
 
