@@ -184,7 +184,7 @@ def test_a_right_float32_rule_on_an_ill_conditioned_input_does_not_fail():
 def test_rounding_amplified_by_an_ill_conditioned_matrix_is_not_a_finding():
     """cholesky_inverse at a factor with entries -8..-40 (κ(L) = 273): the float32 gradient is 40 ulps
     off torch's float64 rule, within κ² u (it failed before the measure)."""
-    rec = one("cholesky_inverse", "float32", "large-negative", sample=0)
+    rec = one("cholesky_inverse", "float32", "large-negative", sample=6)
     (res,) = check_record(rec, modes=("reverse",), directions=1)
     assert res.status in ("pass", "inconclusive"), res.detail
 
