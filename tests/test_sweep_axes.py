@@ -309,6 +309,25 @@ def test_replay_rebuilds_the_record_by_dtype_from_the_finding_json_alone(tmp_pat
     assert status == 0 and "(float32, eager)" in line and "pass" in line
 
 
+def test_replay_takes_the_samples_the_sweep_took(tmp_path):
+    """_safe_softmax's sample 0 exists when an op takes one sample, not two (replay said "no record")."""
+    finding = {
+        "tool": "advalidate sweep",
+        "library": "torch",
+        "op": "torch.ops.aten._safe_softmax.default",
+        "sample": 0,
+        "variant": "large-negative",
+        "mode": "reverse",
+        "seed": 0,
+        "samples": 1,
+        "dtype": "float32",
+        "transform": "eager",
+    }
+    (tmp_path / "finding.json").write_text(json.dumps(finding))
+    _status, line = replay(tmp_path)
+    assert "sample 0 large-negative (float32, eager), reverse" in line
+
+
 # -- the command line --------------------------------------------------------------------------------
 
 

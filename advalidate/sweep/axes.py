@@ -130,9 +130,10 @@ def retyped(rec: OpRecord, dtype: str, transform: str, seed: int) -> OpRecord | 
     if dtype.startswith("complex"):
         rng = np.random.default_rng(_salt(seed, rec.op, rec.sample, rec.variant, "imag"))
         args = tuple(complexified(a, rng) for a in args)
-    args = tuple(round_to(a, dtype) for a in args)
-    if not all(np.all(np.isfinite(a)) for a in args):
-        return None
+    rounded = tuple(round_to(a, dtype) for a in args)
+    if any(np.any(np.isfinite(a) & ~np.isfinite(r)) for a, r in zip(args, rounded)):
+        return None  # a finite value beyond the dtype's range (an -inf of the database stays)
+    args = rounded
     fn = rec.fn.retyped(dtype) if hasattr(rec.fn, "retyped") else rec.fn
     return replace(rec, args=args, fn=fn, dtype=dtype, transform=transform)
 

@@ -7,11 +7,17 @@ database; repro.py in the same directory is for people and is never imported or 
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from advalidate.lang.reader import read_user_json
 from advalidate.sweep.records import DTYPES, MODES, TRANSFORMS
+
+#: The environment variable the sweep's workers and the database read for `--samples`.
+SAMPLES_ENV = "ADVALIDATE_SWEEP_SAMPLES"
 
 
 class SweepReplayError(ValueError):
@@ -45,6 +51,22 @@ def load(directory: str | Path) -> dict[str, Any]:
     return data
 
 
+@contextlib.contextmanager
+def samples_taken(n: int | None) -> Iterator[None]:
+    """The database's records as a sweep of `--samples n` drew them (which samples an op takes
+    depends on how many: the workers read ADVALIDATE_SWEEP_SAMPLES); None leaves the default."""
+    before = os.environ.get(SAMPLES_ENV)
+    if n is not None:
+        os.environ[SAMPLES_ENV] = str(n)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SAMPLES_ENV, None)
+        else:
+            os.environ[SAMPLES_ENV] = before
+
+
 def replay(directory: str | Path) -> tuple[int, str]:
     """(exit status, report): 1 while the mode still fails on the recorded record, else 0."""
     from advalidate.sweep import base_records
@@ -57,7 +79,9 @@ def replay(directory: str | Path) -> tuple[int, str]:
 
         torch.set_num_threads(1)
     key = (data["op"], data["sample"], data["variant"], data["dtype"], data["transform"])
-    rec = find(base_records(data["library"], ops=[data["op"]], seed=data["seed"]), *key, data["seed"])
+    samples = data.get("samples")
+    with samples_taken(samples if isinstance(samples, int) and 0 < samples <= 64 else None):
+        rec = find(base_records(data["library"], ops=[data["op"]], seed=data["seed"]), *key, data["seed"])
     if rec is None:
         raise SweepReplayError(
             f"{data['library']} has no record {data['op']} sample {data['sample']} {data['variant']} in "

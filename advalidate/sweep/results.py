@@ -167,10 +167,12 @@ def rederived_record(opts: Any, finding: dict[str, Any]) -> dict[str, Any] | Non
     be written into repro.py and run by its confirmation (code named in a campaign directory)."""
     from advalidate.sweep import base_records
     from advalidate.sweep.axes import find
+    from advalidate.sweep.replay import samples_taken
     from advalidate.sweep.worker import record_json
 
     key = (finding["op"], finding["sample"], finding["variant"], finding["dtype"], finding["transform"])
-    rec = find(base_records(opts.library, ops=[finding["op"]], seed=opts.seed), *key, opts.seed)
+    with samples_taken(opts.samples):
+        rec = find(base_records(opts.library, ops=[finding["op"]], seed=opts.seed), *key, opts.seed)
     return None if rec is None else record_json(rec)
 
 
