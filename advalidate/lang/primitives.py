@@ -49,24 +49,26 @@ def _one(y: Any, lib: Lib) -> Any:
     return lib.const(1.0, y)
 
 
-def _row(name: str, partial: Any, outside: Any = _none, why: str = "", xp: str = "") -> Special:
-    """An elementary function's row: its values are mpmath's, math's and numpy's functions."""
+def _row(name: str, partial: Any, outside: Any = _none, why: str = "", xp: str = "", guard: tuple = ()) -> Special:
+    """An elementary function's row: its values are mpmath's, math's and numpy's functions; `guard`
+    a harmless argument where it is partial (`Special.guard`: a domain, or `exp`'s overflow)."""
     np_name = xp or name
     return Special(
         name, 1, getattr(mpmath, name), getattr(math, name), getattr(np, np_name), outside, why,
-        xp=xp, partial=partial, sympy=name,
+        xp=xp, partial=partial, sympy=name, guard=guard,
     )  # fmt: skip
 
 
 _NON_POSITIVE = "of a non-positive number"
+_AT0, _AT1 = ((0, 0.0),), ((0, 1.0),)
 # The functions every `ops` and `xp` namespace has (docs/api.md; `Special.required`).
 _REQUIRED = (
     _row("sin", lambda x, y, lib: lib.call("cos", x)),
     _row("cos", lambda x, y, lib: lib.neg(lib.call("sin", x))),
-    _row("tan", lambda x, y, lib: lib.add(_one(y, lib), lib.mul(y, y)), _tan_pole, "at a pole"),
-    _row("exp", lambda x, y, lib: y),
-    _row("log", lambda x, y, lib: lib.div(_one(y, lib), x), _non_positive, _NON_POSITIVE),
-    _row("sqrt", lambda x, y, lib: lib.div(lib.const(0.5, y), y), _non_positive, _NON_POSITIVE),
+    _row("tan", lambda x, y, lib: lib.add(_one(y, lib), lib.mul(y, y)), _tan_pole, "at a pole", guard=_AT0),
+    _row("exp", lambda x, y, lib: y, guard=_AT0),
+    _row("log", lambda x, y, lib: lib.div(_one(y, lib), x), _non_positive, _NON_POSITIVE, guard=_AT1),
+    _row("sqrt", lambda x, y, lib: lib.div(lib.const(0.5, y), y), _non_positive, _NON_POSITIVE, guard=_AT1),
     _row("tanh", lambda x, y, lib: lib.sub(_one(y, lib), lib.mul(y, y))),
     _row("atan", lambda x, y, lib: lib.div(_one(y, lib), lib.add(_one(y, lib), lib.mul(x, x))), xp="arctan"),
 )  # fmt: skip

@@ -186,25 +186,36 @@ class Special:
     #: Whether every `ops` and `xp` namespace must have it (docs/api.md: the eight elementary
     #: functions); the others are optional there, needed only by a program that calls them.
     required: bool = False
+    #: Where the function is partial (a domain, or overflow: `exp`), a harmless value for some
+    #: arguments, (position, value) each: seed 004's bulk transform puts it where a strict `cond`'s
+    #: branch is not taken (`bot._GUARDED`). Empty: total, with a finite derivative at finite
+    #: arguments (an elementary one may then be computed on a select's untaken side,
+    #: `adapters/control.TOTAL_OPS`).
+    guard: tuple[tuple[int, float], ...] = ()
 
     @property
     def xp_name(self) -> str:
         return self.xp or self.name
 
 
+_AT0 = ((0, 0.0),)  # the first argument 0.0 where the function is partial
+_AT1 = ((0, 1.0),)  # the first argument 1.0
 _TABLE = (
-    Special("expm1", 1, mpmath.expm1, _expm1_f, np.expm1, _none, ""),
-    Special("log1p", 1, mpmath.log1p, math.log1p, np.log1p, lambda x: x <= -1, "of a number <= -1"),
+    Special("expm1", 1, mpmath.expm1, _expm1_f, np.expm1, _none, "", guard=_AT0),
+    Special("log1p", 1, mpmath.log1p, math.log1p, np.log1p, lambda x: x <= -1, "of a number <= -1", guard=_AT0),
     Special("erf", 1, mpmath.erf, math.erf, lambda x: _sc().erf(x), _none, ""),
     Special("erfc", 1, mpmath.erfc, math.erfc, lambda x: _sc().erfc(x), _none, ""),
-    Special("lgamma", 1, _lgamma_mp, _pole_f(math.lgamma), lambda x: _sc().gammaln(x), _near_pole, "at a pole"),
+    Special(
+        "lgamma", 1, _lgamma_mp, _pole_f(math.lgamma), lambda x: _sc().gammaln(x), _near_pole, "at a pole",
+        guard=_AT1,
+    ),
     Special(
         "digamma", 1, mpmath.digamma, lambda x: _f(_sc().digamma(x)), lambda x: _sc().digamma(x), _near_pole,
-        "at a pole",
+        "at a pole", guard=_AT1,
     ),
     Special(
         "trigamma", 1, _trigamma_mp, lambda x: _f(_sc().polygamma(1, x)),
-        lambda x: _sc().polygamma(1, x), _near_pole, "at a pole",
+        lambda x: _sc().polygamma(1, x), _near_pole, "at a pole", guard=_AT1,
     ),
     Special(
         "softplus", 1, lambda x: mpmath.log1p(mpmath.exp(x)), _softplus_f, lambda x: np.logaddexp(0.0, x), _none, ""
@@ -214,10 +225,13 @@ _TABLE = (
     Special("floor", 1, mpmath.floor, lambda x: float(math.floor(x)), np.floor, _none, "", _at_integer),
     Special(
         "pow", 2, _pow_mp, _pow_f, np.power, _pow_outside, "off its domain (x < 0: y an integer; x = 0: y >= 1)",
-        xp="power",
+        xp="power", guard=_AT1,
     ),
-    Special("atan2", 2, mpmath.atan2, math.atan2, np.arctan2, _origin, "at (0, 0)", _cut, xp="arctan2"),
-    Special("hypot", 2, mpmath.hypot, math.hypot, np.hypot, _origin, "at (0, 0)"),
+    Special(
+        "atan2", 2, mpmath.atan2, math.atan2, np.arctan2, _origin, "at (0, 0)", _cut, xp="arctan2",
+        guard=((1, 1.0),),
+    ),
+    Special("hypot", 2, mpmath.hypot, math.hypot, np.hypot, _origin, "at (0, 0)", guard=_AT1),
     Special("min", 2, _min, _min, np.minimum, _none, "", _tie, xp="minimum"),
     Special("max", 2, _max, _max, np.maximum, _none, "", _tie, xp="maximum"),
 )  # fmt: skip

@@ -9,7 +9,7 @@ as the eager engine runs it. The values cross as their real parts (`nested.parts
 and are rebuilt by `from_parts`.
 
 `selection_like`: an `if` whose two branches are made of variables, literals, projections, pairs
-and the *total* operations (`+ - *`, negation, `sin cos tanh atan`) may be lowered as a select of
+and the *total* operations (`+ - *`, negation, `sin cos tanh atan`: `TOTAL_OPS`) may be lowered as a select of
 both branches: such a branch has no domain error and a finite derivative wherever its operands are
 finite, so computing the branch the language does not take changes neither the value nor the
 gradient (zero cotangent times a finite partial). A branch with a partial operation (`/`, `log`,
@@ -28,12 +28,15 @@ import numpy as np
 
 from ...lang import core as C
 from ...lang.compile import Budget, Compiler
+from ...lang.primitives import ELEMENTARY
 from ...lang.program import CMP_OP_NAMES
 from ...lang.types import Array, List, Pair, Real, Sum, Type, Unit, contains_real, is_diff_type, prune
 from .recursion import bounded_recursion
 
-#: Operations without a domain error whose partial derivatives are finite at finite operands.
-TOTAL_OPS = frozenset({"add", "sub", "mul", "neg", "sin", "cos", "tanh", "atan"})
+#: Operations without a domain error whose partial derivatives are finite at finite operands: the
+#: arithmetic and the elementary functions that need no guard (`Special.guard`). The special
+#: functions are left to the library's conditional.
+TOTAL_OPS = frozenset(("add", "sub", "mul", "neg")) | {r.name for r in ELEMENTARY.values() if not r.guard}
 
 
 def crosses(ty: Type) -> bool:

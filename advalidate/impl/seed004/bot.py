@@ -70,6 +70,8 @@ from dataclasses import dataclass, field
 
 from ...lang import core as C
 from ...lang.deep import run_deep
+from ...lang.primitives import PRIMITIVES
+from ...lang.specials import Special
 from ...lang.types import (
     BOOL,
     UNIT,
@@ -146,30 +148,28 @@ _ELEM_TYPE: dict[str, Type] = {"R": R, "Z": Z, "Bool": BOOL}
 _ZERO = {"R": 0.0, "Z": 0, "Bool": False}
 _CMP_OPS = frozenset(("lt", "le", "gt", "ge", "ilt", "ile", "igt", "ige", "ieq"))
 _INT_RESULT = frozenset(("iadd", "isub", "imul", "ineg", "idiv", "imod"))
+#: The operations besides the primitive functions that map zeros to zero without an error.
+_ZERO_SAFE_OPS = ("add", "sub", "mul", "real", "iadd", "isub", "imul", "ineg", "lt", "gt", "ilt", "igt")
+
+
+def _maps_zero_to_zero(row: Special) -> bool:
+    """Whether the primitive `row` is defined at zeros and is zero there (its reference values)."""
+    zeros = (0.0,) * row.arity
+    return not bool(row.outside(*zeros)) and row.fl(*zeros) == 0.0
+
+
 #: Element-wise operations that map zeros to zero without an error: an out-of-range index (which
 #: reads 0) may be pushed below them (Fig. 10) whether or not it is in range. (`neg` gives -0.0.)
-_ZERO_SAFE = frozenset(("add", "sub", "mul", "sin", "tan", "tanh", "atan", "real", "iadd", "isub", "imul", "ineg"))
-_ZERO_SAFE |= {"lt", "gt", "ilt", "igt", "expm1", "log1p", "erf", "abs", "sign", "floor", "min", "max"}
+_ZERO_SAFE = frozenset(_ZERO_SAFE_OPS) | {r.name for r in PRIMITIVES.values() if _maps_zero_to_zero(r)}
 #: Arguments of partial operations replaced by a harmless value where a strict `cond`'s branch is
-#: not taken: (argument position, value). (`exp` overflows; `*` is left alone: finite elements overflow
-#: it only beyond 1e154, and guarding it would double the cost of every product in a branch.)
+#: not taken: (argument position, value); a primitive function's are its row's (`Special.guard`).
+#: (`*` is left alone: finite elements overflow it only beyond 1e154, and guarding it would double
+#: the cost of every product in a branch.)
 _GUARDED: dict[str, tuple[tuple[int, object], ...]] = {
     "div": ((1, 1.0),),
-    "log": ((0, 1.0),),
-    "sqrt": ((0, 1.0),),
-    "tan": ((0, 0.0),),
-    "exp": ((0, 0.0),),
-    "expm1": ((0, 0.0),),
-    "log1p": ((0, 0.0),),
-    "lgamma": ((0, 1.0),),
-    "digamma": ((0, 1.0),),
-    "trigamma": ((0, 1.0),),
-    "pow": ((0, 1.0),),
-    "atan2": ((1, 1.0),),
-    "hypot": ((0, 1.0),),
     "idiv": ((1, 1),),
     "imod": ((1, 1),),
-}
+} | {r.name: r.guard for r in PRIMITIVES.values() if r.guard}
 
 
 def _ety(elem: str) -> Type:
