@@ -18,11 +18,11 @@ from typing import Any
 from ...lang.deep import run_deep
 from ...lang.errors import DomainError
 from ...lang.nested import map_parts, parts
-from ...lang.numeric import POLE_MARGIN
 from ...lang.program import Program, to_python
 from ...lang.types import Real, Type, contains_real, prune
 from ...lang.values import check_value, flatten, unflatten
 from ..engine import Back, value_size
+from .elementary import install_elementary_ops
 from .specials import check_domain
 
 FlatVjp = tuple[list[float], Callable[[list[float]], list[float]]]
@@ -115,37 +115,12 @@ class LibraryOps:
     def neg(self, a: Any) -> Any:
         return -a
 
-    def sin(self, a: Any) -> Any:
-        return self.lib.sin(a)
-
-    def cos(self, a: Any) -> Any:
-        return self.lib.cos(a)
-
-    def tan(self, a: Any) -> Any:
-        if abs(math.cos(self.primal(a))) < POLE_MARGIN:
-            raise DomainError(f"tan at a pole ({self.primal(a)})")
-        return self.lib.tan(a)
-
+    # The elementary functions are their rows' (`install_elementary_ops`, below the class); `exp`
+    # adds its overflow, which the reference raises as a non-finite result.
     def exp(self, a: Any) -> Any:
         if self.primal(a) > 709:
             raise DomainError(f"exp({self.primal(a)}) overflows")
         return self.lib.exp(a)
-
-    def log(self, a: Any) -> Any:
-        if self.primal(a) <= 0:
-            raise DomainError(f"log of a non-positive number ({self.primal(a)})")
-        return self.lib.log(a)
-
-    def sqrt(self, a: Any) -> Any:
-        if self.primal(a) <= 0:
-            raise DomainError(f"sqrt of a non-positive number ({self.primal(a)})")
-        return self.lib.sqrt(a)
-
-    def tanh(self, a: Any) -> Any:
-        return self.lib.tanh(a)
-
-    def atan(self, a: Any) -> Any:
-        return self.lib.arctan(a)
 
     def check_special(self, name: str, args: tuple) -> None:
         """The language's domain of the special function `name` (specials.py), on the primals."""
@@ -232,3 +207,6 @@ class AdapterEngine:
             return unflatten(x, [float(v) for v in g])
 
         return y, Back(back, stats)
+
+
+install_elementary_ops(LibraryOps)

@@ -41,17 +41,20 @@ from typing import Any
 import numpy as np
 
 from ...differences import standalone_source
+from ...lang.primitives import ELEMENTARY
 from ...lang.program import Program, evaluate
 from ...lang.specials import SPECIALS
 from ...lang.types import Type
 from ...lang.xp import NAMESPACE_FUNCTIONS
 from .common import LeafFn, operator_jvp, operator_vjp
+from .elementary import library_call
 from .leaves import real_leaves, replace_leaves
 from .specials import XP_NAMES
 from .transforms import INT_TEXT
 
 EXTRA_FUNCTIONS = ("take_fill", "scatter_add_drop", "scatter_max_drop", "select", "part")
-UNARY = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan")
+#: The scalar elementary functions, written as the library's (`jnp.sin(v1)`): every row's.
+UNARY = tuple(ELEMENTARY)
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 #: The namespace calls that transform a function of the program (issue #26: `jax-vmap`, ...).
 TRANSFORMATIONS = ("vmap", "checkpoint", "scan", "cond", "scan_states", "scan_right", "fori_loop", "switch")
@@ -138,7 +141,8 @@ def literal(a: Any, lift: Callable[[str], str]) -> str:
 
 class TraceNamespace:
     """Forwards every namespace call to the adapter's namespace and records it as `ns.fn(...)` (a
-    special function as the library call it is, `jax.scipy.special.erf(...)`)."""
+    special or elementary function as the library call it is, `jax.scipy.special.erf(...)`,
+    `jnp.sin(...)`)."""
 
     def __init__(self, inner: Any, trace: Trace, lift: Callable[[str], str]) -> None:
         self._inner, self._trace, self._lift = inner, trace, lift
@@ -149,6 +153,9 @@ class TraceNamespace:
             return _traced_special(self._trace, self._lift, fn, self._inner)
         if name in TRANSFORMATIONS:
             return self._transformation(name, fn)
+        call_text = library_call(self._inner, name)
+        if call_text is not None:  # an elementary function, not in the namespace's source
+            return lambda a: self._trace.fresh(fn(unwrap(a)), f"{call_text}({literal(a, self._lift)})")
         if name not in NAMESPACE_FUNCTIONS and name not in EXTRA_FUNCTIONS and not name.startswith("lw_"):
             return lambda *args: fn(*unwrap(args))  # not a library call of the program (`values`)
 

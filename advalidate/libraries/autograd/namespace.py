@@ -12,6 +12,7 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
 
+from ...impl.adapters.elementary import install_elementary
 from ...impl.adapters.specials import install_namespace
 from ...impl.adapters.tensor import ravel_targets
 from .specials import AUTOGRAD
@@ -85,14 +86,6 @@ class AutogradNamespace:
     multiply = staticmethod(anp.multiply)
     divide = staticmethod(anp.divide)
     negative = staticmethod(anp.negative)
-    sin = staticmethod(anp.sin)
-    cos = staticmethod(anp.cos)
-    tan = staticmethod(anp.tan)
-    exp = staticmethod(anp.exp)
-    log = staticmethod(anp.log)
-    sqrt = staticmethod(anp.sqrt)
-    tanh = staticmethod(anp.tanh)
-    arctan = staticmethod(anp.arctan)
     less = staticmethod(anp.less)
     less_equal = staticmethod(anp.less_equal)
     greater = staticmethod(anp.greater)
@@ -101,3 +94,5 @@ class AutogradNamespace:
 
 # The special functions (issue #25) through autograd's own calls (specials.py).
 install_namespace(AutogradNamespace, AUTOGRAD)
+# The elementary functions (lang/primitives.py) through autograd.numpy's functions of numpy's names.
+install_elementary(AutogradNamespace, anp, "anp", numpy_names=True)

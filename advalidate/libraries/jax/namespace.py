@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...impl.adapters.elementary import install_elementary
 from ...impl.adapters.specials import install_namespace
 from ...impl.adapters.tensor import Branches
 from .specials import JAX
@@ -87,14 +88,6 @@ class JaxNamespace:
     multiply = staticmethod(jnp.multiply)
     divide = staticmethod(jnp.divide)
     negative = staticmethod(jnp.negative)
-    sin = staticmethod(jnp.sin)
-    cos = staticmethod(jnp.cos)
-    tan = staticmethod(jnp.tan)
-    exp = staticmethod(jnp.exp)
-    log = staticmethod(jnp.log)
-    sqrt = staticmethod(jnp.sqrt)
-    tanh = staticmethod(jnp.tanh)
-    arctan = staticmethod(jnp.arctan)
     less = staticmethod(jnp.less)
     less_equal = staticmethod(jnp.less_equal)
     greater = staticmethod(jnp.greater)
@@ -103,3 +96,5 @@ class JaxNamespace:
 
 # The special functions (issue #25) through jax's own calls (specials.py).
 install_namespace(JaxNamespace, JAX)
+# The elementary functions (lang/primitives.py) through jax.numpy's functions of numpy's names.
+install_elementary(JaxNamespace, jnp, "jnp", numpy_names=True)

@@ -24,6 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TF's start-up notices are 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from ...impl.adapters.elementary import install_elementary  # noqa: E402
 from ...impl.adapters.specials import install_namespace  # noqa: E402
 from ...impl.adapters.tensor import Branches, ravel_targets  # noqa: E402
 from .specials import TENSORFLOW  # noqa: E402
@@ -142,30 +143,6 @@ class TensorflowNamespace:
     def negative(self, a: Any) -> Any:
         return tf.math.negative(_t(a))
 
-    def sin(self, a: Any) -> Any:
-        return tf.math.sin(_t(a))
-
-    def cos(self, a: Any) -> Any:
-        return tf.math.cos(_t(a))
-
-    def tan(self, a: Any) -> Any:
-        return tf.math.tan(_t(a))
-
-    def exp(self, a: Any) -> Any:
-        return tf.math.exp(_t(a))
-
-    def log(self, a: Any) -> Any:
-        return tf.math.log(_t(a))
-
-    def sqrt(self, a: Any) -> Any:
-        return tf.math.sqrt(_t(a))
-
-    def tanh(self, a: Any) -> Any:
-        return tf.math.tanh(_t(a))
-
-    def arctan(self, a: Any) -> Any:
-        return tf.math.atan(_t(a))
-
     def less(self, a: Any, b: Any) -> Any:
         return tf.math.less(_t(a), _t(b))
 
@@ -181,3 +158,5 @@ class TensorflowNamespace:
 
 # The special functions (issue #25) through TensorFlow's own calls (specials.py).
 install_namespace(TensorflowNamespace, TENSORFLOW, _t)
+# The elementary functions (lang/primitives.py) through tf.math's functions of their names.
+install_elementary(TensorflowNamespace, tf.math, "tf.math", numpy_names=False, convert=_t)

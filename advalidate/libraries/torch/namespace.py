@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ...impl.adapters.elementary import install_elementary
 from ...impl.adapters.specials import install_namespace
 from ...impl.adapters.tensor import ravel_targets
 from .specials import TORCH
@@ -106,30 +107,6 @@ class TorchNamespace:
     def negative(self, a: Any) -> Any:
         return torch.neg(_t(a))
 
-    def sin(self, a: Any) -> Any:
-        return torch.sin(_t(a))
-
-    def cos(self, a: Any) -> Any:
-        return torch.cos(_t(a))
-
-    def tan(self, a: Any) -> Any:
-        return torch.tan(_t(a))
-
-    def exp(self, a: Any) -> Any:
-        return torch.exp(_t(a))
-
-    def log(self, a: Any) -> Any:
-        return torch.log(_t(a))
-
-    def sqrt(self, a: Any) -> Any:
-        return torch.sqrt(_t(a))
-
-    def tanh(self, a: Any) -> Any:
-        return torch.tanh(_t(a))
-
-    def arctan(self, a: Any) -> Any:
-        return torch.atan(_t(a))
-
     def less(self, a: Any, b: Any) -> Any:
         return torch.lt(_t(a), _t(b))
 
@@ -145,3 +122,5 @@ class TorchNamespace:
 
 # The special functions (issue #25) through torch's own calls (specials.py).
 install_namespace(TorchNamespace, TORCH, _t)
+# The elementary functions (lang/primitives.py) through torch's functions of their names.
+install_elementary(TorchNamespace, torch, "torch", numpy_names=False, convert=_t)
