@@ -26,6 +26,7 @@ from ..impl.engine import value_size
 from ..lang.errors import AdvError, BudgetError
 from ..lang.program import Program
 from ..lang.values import flatten, unflatten
+from ..names import ADAPTERS
 from ..oracles.verdict import clip
 
 # The reverse-mode stages of seed 000, in the paper's order, and the ones §9-§12 make linear.
@@ -167,9 +168,9 @@ def family_grid(fam: Any, settings: Settings) -> list[int]:
 
 
 def available_peers() -> list[str]:
-    """The outside AD systems whose library is installed (their adapters are then loadable)."""
-    mods = {"autograd": "autograd", "jax": "jax", "torch": "torch"}
-    return [p for p in PEERS if importlib.util.find_spec(mods[p]) is not None]
+    """The outside AD systems whose library is installed (their adapters are then loadable): the
+    module each one needs is its entry's in `names.ADAPTERS`."""
+    return [p for p in PEERS if importlib.util.find_spec(ADAPTERS[p][1]) is not None]
 
 
 def ones_like(y: Any) -> Any:
