@@ -24,7 +24,7 @@ from advalidate.sweep.records import MODES, OpRecord  # noqa: E402
 from advalidate.sweep.worker import record_json  # noqa: E402
 
 RIGHT = ["math.sin", "math.multiply", "linalg.matmul", "math.reduce_sum"]
-DESIGNED = ["gather", "math.unsorted_segment_sum", "nn.moments"]
+DESIGNED = ["gather", "math.segment_sum", "dynamic_stitch", "nn.moments"]
 
 #: A wrong reverse rule in TF's own API: sin with its derivative scaled by 1.1.
 WRONG_SOURCE = """def f(*args):
@@ -92,6 +92,16 @@ def test_moments_second_order_is_found(recs: dict[str, list[OpRecord]]) -> None:
     results = {r.mode: r.status for r in check_record(recs["nn.moments"][0], seed=2)}
     assert results["reverse"] == results["forward"] == "pass"
     assert results["rev_over_rev"] == results["fwd_over_rev"] == results["fwd_over_fwd"] == "fail"
+
+
+def test_duplicate_indices(recs: dict[str, list[OpRecord]]) -> None:
+    """segment_sum's eager forward tangent (TF hands an IndexedSlices) is judged dense and right;
+    dynamic_stitch's overwritten value gets a gradient (reports/findings/tensorflow-dynamic-stitch-
+    duplicate-index)."""
+    seg = {r.mode: r.status for r in check_record(recs["math.segment_sum"][0], modes=("reverse", "forward"), seed=2)}
+    assert seg == {"reverse": "pass", "forward": "pass"}
+    stitch = {r.mode: r.status for r in check_record(recs["dynamic_stitch"][0], modes=("reverse",), seed=2)}
+    assert stitch == {"reverse": "fail"}
 
 
 def _repro(tmp_path: Path, rec: OpRecord, mode: str) -> subprocess.CompletedProcess[str]:
