@@ -82,6 +82,16 @@ def test_the_default_plan_is_sampled_reproducibly_and_keeps_every_base_record(ba
         assert any(k[0] == op and k[3] == "float32" for k in plan)
 
 
+def test_quick_takes_each_dtype_and_each_transform_once_per_op_not_their_product(base):
+    plan = list(expand(base, "torch", Axes(None, ("eager", "func", "vmap"), quick=True), seed=0))
+    for op in OPS:
+        mine = [(r.dtype, r.transform) for r in plan if r.op == op]
+        others = [k for k in mine if k != ("float64", "eager")]
+        assert len(others) == len(set(others))  # once each
+        assert all(d == "float64" or t == "eager" for d, t in others)
+        assert {t for _d, t in others} == {"eager", "func", "vmap"}
+
+
 def test_an_op_alone_gets_the_same_records_as_in_a_larger_selection():
     alone = [key(r) for r in records("torch", ops=["sin"], seed=2, dtypes=None, transforms=["eager"])]
     among = [key(r) for r in records("torch", ops=OPS, seed=2, dtypes=None, transforms=["eager"]) if r.op == "sin"]
