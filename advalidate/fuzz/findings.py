@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..lang import ast as A
-from ..lang.specials import SPECIALS
+from ..lang.primitives import PRIMITIVES
 from ..oracles.verdict import clip
 from .layout import FINDING_JSON
 
@@ -402,8 +402,7 @@ def _user_application(e: A.Node) -> bool:
 
 
 #: Primitives first, then the constructs around them, when a culprit is named.
-_ORDER = ("sin cos tan exp log sqrt tanh atan " + " ".join(SPECIALS) + " real +R -R *R /R neg fst snd inl inr map "
-          "parmap foldl zipWith sum length").split()  # fmt: skip
+_ORDER = (*PRIMITIVES, *"real +R -R *R /R neg fst snd inl inr map parmap foldl zipWith sum length".split())
 
 
 def culprit_name(cs: Iterable[str]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ..lang.primitives import ELEMENTARY
 from .findings import atomic_write_text
 
 TEMPLATE = r"""<!DOCTYPE html>
@@ -184,7 +185,7 @@ failing oracles: {% for o in f.oracles %}{{ o }} ({{ f.oracle_counts[o] }}){% if
 ALL_CONSTRUCTS = (
     "lambda", "app", "let", "letrec", "if", "case-sum", "case-bool", "case-list", "par", "pair", "list-literal",
     "cons", "neg", "+R", "-R", "*R", "/R", "+Z", "-Z", "*Z", "<R", "<=R", ">R", ">=R", "<Z", "==Z",
-    "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "real", "fst", "snd", "inl", "inr",
+    *ELEMENTARY, "real", "fst", "snd", "inl", "inr",
     "map", "foldl", "zipWith", "sum", "length", "parmap",
 )  # fmt: skip
 

@@ -80,6 +80,10 @@ TIE_STEP = 0.01  # the tie-breaker's step between candidates of a max reduction
 FLAT_RADIX = 7  # > the largest extent: i * 7 + j numbers the elements of a shape injectively
 
 #: Plans of gather / scatter index functions (weights): see the module docstring.
+#: The elementary functions an element-wise `f a` is drawn from, and their weights (generation
+#: policy, as `rules.UNARY_MENU`).
+UNARY_MENU = ("sin", "cos", "tanh", "atan", "exp", "log", "sqrt")
+UNARY_WEIGHTS = (4, 3, 4, 3, 3, 2, 2)
 PLANS = ("mixed", "perm", "repeat", "oob")
 PLAN_WEIGHTS = (3, 4, 4, 4)
 #: Index kinds of a read `a ! [..]` inside a build, simplest first, and their weights.
@@ -547,7 +551,7 @@ class ArrayGen(SpecialGen):
         return G(A.Neg(a.e), a.b, a.dep)
 
     def a_unary(self, ty: Array, size: int, env: Env, pin: bool) -> G:
-        fn = ("sin", "cos", "tanh", "atan", "exp", "log", "sqrt")[self.ch.pick([4, 3, 4, 3, 3, 2, 2])]
+        fn = UNARY_MENU[self.ch.pick(UNARY_WEIGHTS)]
         if fn in ("log", "sqrt"):  # log (2.0 + sin u) / sqrt (2.0 + cos u), element-wise
             a = self.gen(ty, max(1, size - 4), env)
             inner = "sin" if fn == "log" else "cos"

@@ -206,6 +206,11 @@ INT_LITS = (1, 0, 2, 3, 4)
 DENOMS = (2.0, 4.0, 3.0, 0.5, 1.5)
 THRESHOLDS = (0.5, 0.25, 1.5, 0.75, 0.3, 1.25, 0.1, 0.4, 0.6, 0.9, 1.1, 2.5)
 _UNARY_SAFE = ("sin", "cos", "tanh", "atan")
+#: The elementary functions a real `f e` is drawn from, and their weights: generation policy (each
+#: has its own way below to keep its argument in its domain and to bound its value), so a row added
+#: to `lang/primitives.py` is generated only once it has an entry here.
+UNARY_MENU = ("sin", "cos", "tanh", "atan", "exp", "log", "sqrt", "tan")
+UNARY_WEIGHTS = (5, 4, 4, 3, 4, 3, 3, 2)
 
 PR = Pair(R, R)
 LR = List(R)
@@ -579,8 +584,7 @@ class Gen:
         return A.BinOp("*", A.Var(name), A.Var(name)), lambda body: A.Let(A.PVar(name), g.e, body)
 
     def r_unary(self, ty: Type, size: int, env: Env, pin: bool) -> G:
-        k = self.ch.pick([5, 4, 4, 3, 4, 3, 3, 2])
-        fn = ("sin", "cos", "tanh", "atan", "exp", "log", "sqrt", "tan")[k]
+        fn = UNARY_MENU[self.ch.pick(UNARY_WEIGHTS)]
         if fn in _UNARY_SAFE:
             a = self.gen(R, size - 2, env)
             b = min(1.0, a.b) if fn != "atan" else min(math.pi / 2, a.b)
