@@ -295,3 +295,14 @@ def test_the_compiled_primal_is_kept_per_op_function_and_dynamo_reset_on_a_new_o
     b.reverse_fn(torch.cos, u)
     assert b._compiled_primal is not first and len(resets) == count + 1
     assert torch._dynamo.config.fail_on_recompile_limit_hit  # past the limit: an error, never eager torch
+
+
+@pytest.mark.parametrize("transform", CHEAP)
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_each_transform_agrees_in_low_precision_and_complex(transform, dtype):
+    """The passes take u and t in the precision of the point (one pass for the float32 rule and
+    the float64 differences), so every mode runs under every transform, compiled ones included."""
+    x = X.astype(np.float32).astype(np.float64)
+    args = (x if dtype == "float32" else x + 0.5j * x[::-1],)
+    rec = OpRecord("torch", "sin", 0, "sample", torch.sin, args, frozenset(MODES), dtype=dtype, transform=transform)
+    assert {r.mode: r.status for r in check_record(rec)} == dict.fromkeys(MODES, "pass")

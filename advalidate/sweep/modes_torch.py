@@ -87,7 +87,8 @@ def func_jvp(fn: Fn) -> Fn:
 
 
 def reverse_fn(fn: Fn, cots: Sequence[Any]) -> Fn:
-    """x -> Jᵀ(x)u as a torch function, differentiable by reverse and forward mode: the inputs
+    """x -> Jᵀ(x)u as a torch function, differentiable by reverse and forward mode (u cast to the
+    dtype of each output, so one pass serves any precision of x): the inputs
     enter through x + z with z a zero leaf, so the gradient w.r.t. z is taken with create_graph
     whatever x is (a dual tensor, a tensor requiring grad, a constant)."""
 
@@ -111,10 +112,13 @@ def reverse_fn(fn: Fn, cots: Sequence[Any]) -> Fn:
 
 
 def forward_fn(fn: Fn, tangents: Sequence[Any]) -> Fn:
-    """x -> J(x)t by torch.func.jvp, itself differentiable by torch.func.jvp."""
+    """x -> J(x)t by torch.func.jvp, itself differentiable by torch.func.jvp. Like `reverse_fn`'s
+    cotangents, the tangents are taken in the precision of the point x (values exact in the
+    record's dtype: one pass serves the rule's low-precision run and the float64 differences)."""
 
     def f(*xs: Any) -> Any:
-        _y, t = torch.func.jvp(fn, tuple(xs), tuple(tangents))
+        ts = tuple(t.reshape(x.shape).to(x.dtype) for t, x in zip(tangents, xs))
+        _y, t = torch.func.jvp(fn, tuple(xs), ts)
         return t
 
     return f
