@@ -341,7 +341,7 @@ def test_sweep_resume_never_runs_a_call_source_read_from_results_jsonl(tmp_path)
     res = advalidate_run("sweep", "torch", "--resume", "--op", "abs", "--out", str(out), "--progress", "quiet")
     assert not marker.exists()
     assert res.returncode == 0, res.stdout + res.stderr  # the made-up failure is not confirmed: not counted
-    (repro,) = out.glob("*/*-abs-reverse/repro.py")
+    (repro,) = out.glob("*/*-abs-reverse-float64-eager/repro.py")  # named by dtype and transform too
     assert str(marker) not in repro.read_text() and "def f(" in repro.read_text()
 
 
