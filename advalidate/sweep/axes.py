@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from advalidate.sweep.records import DTYPES, TRANSFORMS, OpRecord
+from advalidate.sweep.rounding import AxisError, round_to
 
 BASE = ("float64", "eager")
 #: One record in this many of an op's records gets the dtype (under eager): float32 is the dtype
@@ -64,10 +65,6 @@ QUICK_OPS = {
 }
 
 
-class AxisError(ValueError):
-    """A dtype or transform the sweep does not know (exit status 2)."""
-
-
 @dataclass(frozen=True)
 class Axes:
     """What the user asked for on each axis: None is "every value, sampled"."""
@@ -98,24 +95,6 @@ def parse(library: str, dtypes: str | None, transforms: str | None) -> tuple[tup
 
 def _salt(*parts: Any) -> int:
     return int.from_bytes(hashlib.sha256("/".join(map(str, parts)).encode()).digest()[:8], "little")
-
-
-def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
-    """`a` rounded to `dtype` (to nearest, ties to even), held as float64 / complex128: exact in both."""
-    if dtype.startswith("complex"):
-        part = "float64" if dtype == "complex128" else "float32"
-        return np.asarray(round_to(np.real(a), part) + 1j * round_to(np.imag(a), part))
-    a = np.asarray(a, dtype=np.float64)
-    if dtype == "float64":
-        return a.copy()
-    if dtype in ("float32", "float16"):
-        with np.errstate(over="ignore"):  # beyond the dtype's range: inf (such a copy is not made)
-            return a.astype(dtype).astype(np.float64)
-    if dtype == "bfloat16":  # the upper half of float32's bits, rounded to nearest even
-        bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
-    raise AxisError(f"unknown dtype {dtype!r}")
 
 
 def complexified(a: np.ndarray, rng: np.random.Generator) -> np.ndarray:

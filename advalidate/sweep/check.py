@@ -37,6 +37,7 @@ from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, dtype_na
 from advalidate.oracles.function_trees import _to_numpy
 from advalidate.oracles.verdict import clip
 from advalidate.sweep.records import ABS_FLOOR, MODES, OpRecord
+from advalidate.sweep.rounding import round_to
 
 #: Modes -> (which first-order pass is differentiated, which check_function check judges it).
 PLAN = {
@@ -149,8 +150,6 @@ def _inputs(rec: OpRecord, b: Any) -> list[Any]:
 def _draw(rng: np.random.Generator, shape: Any, dtype: str, grain: str) -> np.ndarray:
     """A seeded standard normal array of `dtype` (complex: real and imaginary parts), exact in the
     precision of `grain` (the record's dtype: its float64 reference draws the very same values)."""
-    from advalidate.sweep.axes import round_to
-
     a = rng.standard_normal(shape)
     if dtype.startswith("complex"):
         a = a + 1j * rng.standard_normal(shape)
@@ -186,7 +185,7 @@ def _subjects(rec: OpRecord, seed: int, grain: str | None = None) -> dict[str, _
         for j, y in enumerate(outs)
     ]
     t = [(_draw(rng, np.shape(a), rec.dtype, grain or rec.dtype), rec.dtype) for a in rec.args]
-    if rec.dtype in WIDE:
+    if rec.dtype in WIDE or rec.library == "torch":  # torch's passes take u, t in x's precision
         rev = b.reverse_fn(rec.fn, [_as(b, a, dt) for a, dt in u])
         fwd = b.forward_fn(rec.fn, [_as(b, a, dt) for a, dt in t])
     else:  # u and t in the precision of the point: the rule's run and the differences' float64 run
