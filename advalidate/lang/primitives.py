@@ -12,10 +12,14 @@ Every list of these functions is derived from here: the surface built-ins and co
 (`ast`, `core`, `program`, `vectorise`), the reference domains (`numeric`, `arrays`, the `xp`
 namespace), the partial tables of seed 000 (`impl/seed000/rules.py`) and seed 004
 (`impl/seed004/rules.py`), the tagged numbers of the derivative operators (`nested.py`) and the
-symbolic oracle's sympy functions. Adding an elementary function is one row here (in `_OPTIONAL`:
-the eight of `_REQUIRED` are the `ops` namespace's contract, docs/api.md, and a new one must not
-break a namespace written for them), provided its partial calls only built-ins of the language
-(`CALLED`; seed 000's `d`-prefixed arithmetic has one primitive per name there, `impl/engine.py`).
+symbolic oracle's sympy functions; outside `lang`, seed 004's guarded and zero-safe operations
+(`Special.guard`, the value at zero), the adapters' `ops` and `xp` methods
+(`impl/adapters/elementary.py`), their total operations and `repro.py`'s calls, and the fuzz
+report's order. Adding an elementary function is one row here (in `_OPTIONAL`: the eight of
+`_REQUIRED` are the `ops` namespace's contract, docs/api.md, and a new one must not break a
+namespace written for them), provided its partial calls only built-ins of the language (`CALLED`;
+seed 000's `d`-prefixed arithmetic has one primitive per name there, `impl/engine.py`); the
+fuzzer draws it once a generator menu names it (`generators/rules.py`, docs/architecture.md).
 """
 
 from __future__ import annotations
