@@ -16,11 +16,13 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser(
         "sweep",
         help="check every op of a library's own operator database in every AD mode it claims",
-        description="Check every op of PyTorch's OpInfo database (torch) or JAX's op records (jax) in "
-        "reverse, forward, forward-over-reverse, reverse-over-reverse and forward-over-forward mode, on "
-        "the database's own samples and perturbed variants of them, against finite differences of the "
-        "library's own float64 functions. Results go to a campaign directory (summary.json, report.html, "
-        "findings/ and known/ with a repro.py per finding).",
+        description="Check every op of PyTorch's OpInfo database (torch), JAX's op records (jax) or "
+        "TensorFlow's differentiable public functions (tensorflow) in reverse, forward, "
+        "forward-over-reverse, reverse-over-reverse and forward-over-forward mode, on the database's own "
+        "samples and perturbed variants of them, in each dtype the op supports and under each transform "
+        "(compiled, torch.func, vmap, checkpoint, ...), against finite differences of the library's own "
+        "float64 functions. Results go to a campaign directory (summary.json, report.html, findings/ and "
+        "known/ with a repro.py per finding).",
         epilog="exit status: 0 nothing found, 1 a new finding, 2 bad usage, 3 nothing judged or incidents",
     )
     p.add_argument("library", choices=tuple(EXTRAS))
@@ -53,7 +55,7 @@ def add_commands(sub: Any) -> None:
         "--transform",
         metavar="T[,T...]",
         help="what the op is wrapped in: torch eager, aot_eager, inductor, func, vmap, checkpoint; jax eager, jit, "
-        "vmap, checkpoint (default: every one, sampled)",
+        "vmap, checkpoint; tensorflow eager, function (default: every one, sampled)",
     )
     p.add_argument(
         "--quick", action="store_true", help="a smoke run: a few ops, one sample, each dtype and transform once"
