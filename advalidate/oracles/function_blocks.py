@@ -122,6 +122,7 @@ def _beside(checker: _Checker, di: _Direction, directions: list[np.ndarray]) -> 
         quotient,
         checker.d.reverse_name,
         K,
+        2 * checker.args.unit,
     )
 
 

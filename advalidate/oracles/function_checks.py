@@ -373,6 +373,7 @@ class _Checker:
             lambda base, d, h: (self.phi(di.u, d, base)(h)[0] - self.phi(di.u, d, base)(0.0)[0]) / h,
             name,
             K,
+            2 * self.args.unit,
         )
         if beside.wrong:
             return _Outcome(FAIL, f"at the kink ({', '.join(at)}): {beside.wrong}", positions=at)
