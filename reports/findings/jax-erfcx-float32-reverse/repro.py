@@ -10,6 +10,8 @@ agree.
 
 import math
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -17,8 +19,8 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-MODE = 'reverse'
-TRANSFORM = 'eager'
+MODE = "reverse"
+TRANSFORM = "eager"
 DTYPE = jnp.float32  # the rule runs in this dtype; the differences in float64 at the same point
 UNIT = 5.960464477539063e-08  # DTYPE's unit roundoff where it is below float64 (None: float64 / complex128)
 LOW_K, K = 16.0, 10.0  # a lower-precision rule may be off by LOW_K * UNIT * size + K * conditioning
@@ -33,7 +35,8 @@ ARGS = [
 def f(*args):
     import jax
     import jax.scipy.special
-    a0, = args
+
+    (a0,) = args
     return jax.scipy.special.erfcx(a0)
 
 
@@ -126,11 +129,6 @@ def phi(s):
     return phi_at(X, s)
 
 
-import math
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
-
-
 def central(phi: Callable[[Any], Any], h: Any) -> Any:
     """The central difference (φ(h) - φ(-h)) / 2h: φ'(0) + O(h²) where φ is smooth, the mean of the
     two slopes at a kink."""
@@ -183,15 +181,19 @@ def dfridr(phi: Callable[[float], float], h: float = 1e-3, shrink: float = 1.4, 
     return best, err
 
 
-
 SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lower-precision allowance
 
 
 def derivative():
     """<W, dS(X)[V]> by the mode under the transform, run in DTYPE."""
     FT = AROUND_FN(F)
-    G = {"reverse": FT, "forward": FT, "rev_over_rev": rev_pass(FT, U, AROUND_PASS),
-         "fwd_over_rev": rev_pass(FT, U, AROUND_PASS), "fwd_over_fwd": fwd_pass(FT, TAN, AROUND_PASS)}[MODE]
+    G = {
+        "reverse": FT,
+        "forward": FT,
+        "rev_over_rev": rev_pass(FT, U, AROUND_PASS),
+        "fwd_over_rev": rev_pass(FT, U, AROUND_PASS),
+        "fwd_over_fwd": fwd_pass(FT, TAN, AROUND_PASS),
+    }[MODE]
     if MODE in ("reverse", "rev_over_rev"):
         got = AROUND_PASS(lambda w, *xs: pull(G, xs, w))(list(W), *XL)
         pairs = list(zip(got, V))
@@ -215,7 +217,6 @@ def low_allowance():
     return allowance
 
 
-
 def norm(zs):
     return math.sqrt(math.fsum(float((z * z).sum()) for z in zs))
 
@@ -228,8 +229,8 @@ except Exception as exc:
     sys.exit(1)
 # Differences exactly 0 ± 0: the pass is flat to the last bit over the whole stencil; a rule's
 # value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
-size = max([float(jnp.abs(y).max()) for y in S(*X) if np.size(y)] + [0.0])
-flat = 1e-12 * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
+out_size = max([float(jnp.abs(y).max()) for y in S(*X) if np.size(y)] + [0.0])
+flat = 1e-12 * norm(W) * norm(V) * out_size if expected == 0.0 and err == 0.0 else 0.0
 tol = max(10 * err, 1e-09 * max(abs(expected), abs(actual)), 1.4916681462400413e-154, flat, low_allowance())
 print(f"jax {jax.__version__}, {MODE} of jax.scipy.special.erfcx:")
 print(f"  jax:                 {actual!r}")

@@ -47,8 +47,14 @@ def hvp_forward_over_reverse(f):
 
 
 bad = False
-for name, f in [("tf.nn.moments(x, [0])[1]", variance_moments), ("tf.math.reduce_variance(x)", tf.math.reduce_variance)]:
-    for mode, hvp in [("reverse-over-reverse", hvp_reverse_over_reverse), ("forward-over-reverse", hvp_forward_over_reverse)]:
+for name, f in [
+    ("tf.nn.moments(x, [0])[1]", variance_moments),
+    ("tf.math.reduce_variance(x)", tf.math.reduce_variance),
+]:
+    for mode, hvp in [
+        ("reverse-over-reverse", hvp_reverse_over_reverse),
+        ("forward-over-reverse", hvp_forward_over_reverse),
+    ]:
         got = hvp(f)
         ok = bool(np.allclose(got, exact, rtol=1e-12, atol=1e-15))
         print(f"{name}: Hessian . e1 by {mode} = {got}, exact {exact}: {'ok' if ok else 'WRONG'}")

@@ -20,10 +20,10 @@ for name, (shape, op) in cases.items():
     x, c = torch.randn(shape, dtype=torch.float64), torch.randn(shape, dtype=torch.float64)
     w, b = torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64)
 
-    def L(x, w):
+    def L(x, w, c=c, op=op, b=b):
         return (c * op(x, w, b)).sum()
 
-    def grad_w(x):  # eager torch's dL/dw
+    def grad_w(x, w=w, L=L):  # eager torch's dL/dw
         wr = w.clone().requires_grad_(True)
         return torch.autograd.grad(L(x, wr), wr)[0]
 
@@ -33,8 +33,10 @@ for name, (shape, op) in cases.items():
     units = torch.eye(x.numel(), dtype=torch.float64).reshape(x.numel(), *shape)
     fd = torch.stack([(grad_w(x + h * e) - grad_w(x - h * e)) / (2 * h) for e in units], 1).reshape(H.shape)
     err, ref = float((H - fd).abs().max()), float(fd.abs().max())
-    print(f"{name}: max |torch.func.hessian - differences| = {err:.3g} (size {ref:.3g}); "
-          f"autograd hessian - differences = {float((He - fd).abs().max()):.3g}")
+    print(
+        f"{name}: max |torch.func.hessian - differences| = {err:.3g} (size {ref:.3g}); "
+        f"autograd hessian - differences = {float((He - fd).abs().max()):.3g}"
+    )
     bug |= not err <= 1e-6 * max(1.0, ref)
 print("torch.func.hessian is wrong" if bug else "torch.func.hessian is right")
 sys.exit(1 if bug else 0)

@@ -28,8 +28,11 @@ print("max |jacrev - differences| per output element (row of the Jacobian):", [f
 print(f"max |torch.autograd.functional.jacobian - differences| = {float((Ja - fd).abs().max()):.2g}")
 u = torch.randn(3, 4, 3, dtype=torch.float64)
 per = torch.func.vmap(lambda c: torch.func.grad(lambda a: (c * f(a)).sum())(a))(u)
-loop = torch.stack([torch.func.grad(lambda a: (c * f(a)).sum())(a) for c in u])
-print("vmap(grad) over 3 loss weightings, error per slice:", [f"{float((p - q).abs().max()):.2g}" for p, q in zip(per, loop)])
+loop = torch.stack([torch.func.grad(lambda a, c=c: (c * f(a)).sum())(a) for c in u])
+print(
+    "vmap(grad) over 3 loss weightings, error per slice:",
+    [f"{float((p - q).abs().max()):.2g}" for p, q in zip(per, loop)],
+)
 ok = max(rows) <= 1e-6
 print("torch.func.jacrev(torch.cdist) is right:", ok)
 sys.exit(0 if ok else 1)

@@ -2,7 +2,8 @@
 
 Found by `advalidate sweep torch` (torch 2.14.1); this file uses torch's own API only.
 Mode: fwd_over_rev, dtype float64, transform func
-(forward mode of the reverse pass x -> J(x)^T u, against differences of that pass; torch.func: jacrev / jacfwd and their compositions).
+(forward mode of the reverse pass x -> J(x)^T u, against differences of that pass;
+torch.func: jacrev / jacfwd and their compositions).
 Prints torch's directional derivative and central differences (Ridders' extrapolation) of
 torch's own float64 function; exits 1 while they disagree (the bug is there), 0 once they
 agree.
@@ -10,21 +11,46 @@ agree.
 
 import math
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import torch
-import torch.autograd.forward_ad as fwad
 
-MODE = 'fwd_over_rev'
-TRANSFORM = 'func'
+MODE = "fwd_over_rev"
+TRANSFORM = "func"
 DTYPE = torch.float64  # the rule runs in this dtype; the differences in float64 at the same point
 UNIT = None  # DTYPE's unit roundoff where it is below float64 (None: float64 / complex128)
 LOW_K, K = 16.0, 10.0  # a lower-precision rule may be off by LOW_K * UNIT * size + K * conditioning
 ONLY_OUTPUT = None  # the cotangent is on this output alone (None: on every output)
 NONDIFF = ()  # outputs torch marks non-differentiable: not judged
 ARGS = [
-    torch.tensor([[[4.177597026003685, 2.047386382824099, -4.076012721760325], [-3.063683029231029, -3.342174545322517, -5.439777184204883]]], dtype=torch.float64),
-    torch.tensor([[[-4.826984902407649, -7.582430495695129, -0.6046891126565539], [-1.5411692216498662, -1.9719097652168658, -4.146041530864057]]], dtype=torch.float64),
-    torch.tensor([[[-5.4215280659972755, -4.784169829877467, -4.150805063878843], [7.380839390984031, 5.576059452216908, -8.315684908389088]]], dtype=torch.float64),
+    torch.tensor(
+        [
+            [
+                [4.177597026003685, 2.047386382824099, -4.076012721760325],
+                [-3.063683029231029, -3.342174545322517, -5.439777184204883],
+            ]
+        ],
+        dtype=torch.float64,
+    ),
+    torch.tensor(
+        [
+            [
+                [-4.826984902407649, -7.582430495695129, -0.6046891126565539],
+                [-1.5411692216498662, -1.9719097652168658, -4.146041530864057],
+            ]
+        ],
+        dtype=torch.float64,
+    ),
+    torch.tensor(
+        [
+            [
+                [-5.4215280659972755, -4.784169829877467, -4.150805063878843],
+                [7.380839390984031, 5.576059452216908, -8.315684908389088],
+            ]
+        ],
+        dtype=torch.float64,
+    ),
 ]
 
 
@@ -153,12 +179,16 @@ def nonzero(cots):
     return tuple(j for j, c in enumerate(cots) if bool(torch.any(c != 0)))
 
 
-
 def func_rule(jac, finish):
     """The rule by torch.func (jacrev / jacfwd contracted if jac), its core passed through finish."""
     rev, fwd = vjp_core(F, nonzero(U), jac), jvp_core(F, jac)  # the first-order passes, by torch.func
-    G = {"reverse": F, "forward": F, "rev_over_rev": lambda *xs: rev(U, *xs),
-         "fwd_over_rev": lambda *xs: rev(U, *xs), "fwd_over_fwd": lambda *xs: fwd(TAN, *xs)}[MODE]
+    G = {
+        "reverse": F,
+        "forward": F,
+        "rev_over_rev": lambda *xs: rev(U, *xs),
+        "fwd_over_rev": lambda *xs: rev(U, *xs),
+        "fwd_over_fwd": lambda *xs: fwd(TAN, *xs),
+    }[MODE]
     if MODE in ("reverse", "rev_over_rev"):
         return finish(vjp_core(G, nonzero(W), jac))(tuple(W), *XL)
     return finish(jvp_core(G, jac))(tuple(V), *XL)
@@ -188,11 +218,6 @@ def phi_at(base, s):
 
 def phi(s):
     return phi_at(X, s)
-
-
-import math
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 
 
 def central(phi: Callable[[Any], Any], h: Any) -> Any:
@@ -247,7 +272,6 @@ def dfridr(phi: Callable[[float], float], h: float = 1e-3, shrink: float = 1.4, 
     return best, err
 
 
-
 SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lower-precision allowance
 
 
@@ -272,7 +296,6 @@ def low_allowance():
     return allowance
 
 
-
 def norm(zs):
     return math.sqrt(math.fsum(float((z * z).sum()) for z in zs))
 
@@ -285,8 +308,8 @@ except Exception as exc:
     sys.exit(1)
 # Differences exactly 0 ± 0: the pass is flat to the last bit over the whole stencil; a rule's
 # value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
-size = max([float(y.detach().abs().max()) for y in S(*X) if y.numel()] + [0.0])
-flat = 1e-12 * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
+out_size = max([float(y.detach().abs().max()) for y in S(*X) if y.numel()] + [0.0])
+flat = 1e-12 * norm(W) * norm(V) * out_size if expected == 0.0 and err == 0.0 else 0.0
 tol = max(10 * err, 1e-09 * max(abs(expected), abs(actual)), 1.4916681462400413e-154, flat, low_allowance())
 print(f"torch {torch.__version__}, {MODE} of nn.functional.layer_norm:")
 print(f"  torch:               {actual!r}")
