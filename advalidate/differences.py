@@ -154,11 +154,13 @@ STANDALONE = {
 STANDALONE_HEADER = "import math\nfrom collections.abc import Callable, Iterable, Iterator\nfrom typing import Any\n"
 
 
-def standalone_source(*names: str) -> str:
+def standalone_source(*names: str, imports: bool = True) -> str:
     """The source of the named float64 functions and of those they call, as plain Python that runs
     with only the standard library (for the repro.py scripts, which must not import advalidate):
     the imports they need, then each function once, callees first. It holds no brace, so a
-    `str.format` template (the sweep's repro.py) may embed it as it is."""
+    `str.format` template (the sweep's repro.py) may embed it as it is. Without `imports`, the
+    functions alone: a script that puts STANDALONE_HEADER's imports in its own import block (as
+    the linter wants them, at the top) embeds them so."""
     order: list[str] = []
 
     def visit(name: str) -> None:
@@ -171,7 +173,7 @@ def standalone_source(*names: str) -> str:
 
     for name in names:
         visit(name)
-    return STANDALONE_HEADER + "".join("\n\n" + inspect.getsource(globals()[n]) for n in order)
+    return (STANDALONE_HEADER if imports else "") + "".join("\n\n" + inspect.getsource(globals()[n]) for n in order)
 
 
 # -- extrapolation with error estimates --------------------------------------------------------------

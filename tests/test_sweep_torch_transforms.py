@@ -268,7 +268,7 @@ def test_repro_py_applies_the_transform_and_exits_1_exactly_on_the_planted_bug(
 ):
     code, out = _repro(tmp_path, source, mode, transform)
     assert code == status, out
-    assert f"TRANSFORM = {transform!r}" in (tmp_path / "repro.py").read_text()
+    assert f'TRANSFORM = "{transform}"' in (tmp_path / "repro.py").read_text()
     assert ("BUG: the derivative is wrong" in out) == (status == 1)
 
 

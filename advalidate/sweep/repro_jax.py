@@ -23,6 +23,7 @@ from advalidate.oracles.function_checks import K
 from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
 from advalidate.sweep.literals import float_literal
 from advalidate.sweep.modes_jax import WEIGHTS
+from advalidate.sweep.pysource import laid_out, summary
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
 from advalidate.sweep.repro_torch import TAIL_TOLERANCES, verdict_tail
 
@@ -32,7 +33,8 @@ TEMPLATE = (
 
 Found by `advalidate sweep jax` ({library_version}); this file uses JAX's own API only.
 Mode: {mode}, dtype {dtype}, transform {transform}
-({mode_text}; {transform_text}).
+({mode_text};
+{transform_text}).
 Prints JAX's directional derivative and central differences (Ridders' extrapolation) of JAX's
 own float64 function; exits 1 while they disagree (the bug is there), 0 once they
 agree{refuse_text}.
@@ -40,6 +42,8 @@ agree{refuse_text}.
 
 import math
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -146,7 +150,7 @@ def phi(s):
 
 
 '''
-    + standalone_source("dfridr")
+    + standalone_source("dfridr", imports=False)
     + '''
 
 
@@ -156,8 +160,13 @@ SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lo
 def derivative():
     """<W, dS(X)[V]> by the mode under the transform, run in DTYPE."""
     FT = AROUND_FN(F)
-    G = {{"reverse": FT, "forward": FT, "rev_over_rev": rev_pass(FT, U, AROUND_PASS),
-         "fwd_over_rev": rev_pass(FT, U, AROUND_PASS), "fwd_over_fwd": fwd_pass(FT, TAN, AROUND_PASS)}}[MODE]
+    G = {{
+        "reverse": FT,
+        "forward": FT,
+        "rev_over_rev": rev_pass(FT, U, AROUND_PASS),
+        "fwd_over_rev": rev_pass(FT, U, AROUND_PASS),
+        "fwd_over_fwd": fwd_pass(FT, TAN, AROUND_PASS),
+    }}[MODE]
     if MODE in ("reverse", "rev_over_rev"):
         got = AROUND_PASS(lambda w, *xs: pull(G, xs, w))(list(W), *XL)
         pairs = list(zip(got, V))
@@ -235,7 +244,11 @@ def _array_literal(values: Any, imag: Any = None) -> str:
     """One input as exact float64 literals (a complex one as its two parts)."""
     if imag is None:
         return f"    np.array({_nested(values)}, dtype=np.float64),"
-    return f"    np.array({_nested(values)}, dtype=np.float64) + 1j * np.array({_nested(imag)}, dtype=np.float64),"
+    # np.add / np.multiply rather than `+` / `*`: one call, which a too-long line splits at its brackets
+    return (
+        f"    np.add(np.array({_nested(values)}, dtype=np.float64), "
+        f"np.multiply(1j, np.array({_nested(imag)}, dtype=np.float64))),"
+    )
 
 
 def render(finding: dict[str, Any], library_version: str) -> str:
@@ -250,28 +263,32 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         "silent-wrong": "returns a wrong derivative instead of refusing",
     }.get(kind, "derivative is wrong")
     imag = rec.get("args_imag") or [None] * len(rec["args"])
-    return TEMPLATE.format(
-        title=f"jax {finding['op']}: {finding['mode']} {what} "
-        f"(sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})",
-        library_version=library_version,
-        mode=finding["mode"],
-        mode_text=MODE_TEXT[finding["mode"]],
-        dtype=dtype,
-        transform=transform,
-        transform_text=TRANSFORM_TEXT[transform],
-        transform_source=TRANSFORM_RULES[transform],
-        unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
-        low_k=LOW_K,
-        k=K,
-        weights=WEIGHTS,
-        refuse_text=" or JAX refuses the mode" if silent else "",
-        only_output=finding.get("only_output"),
-        nondiff=tuple(rec["nondiff_outputs"]),
-        args="\n".join(_array_literal(a, b) for a, b in zip(rec["args"], imag)),
-        call_source=rec["call_source"].rstrip() + "\n",
-        op=finding["op"],
-        exit_on_raise=0 if silent else 1,
-        **TAIL_TOLERANCES,
+    return laid_out(
+        TEMPLATE.format(
+            title=summary(
+                f"jax {finding['op']}: {finding['mode']} {what} "
+                f"(sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
+            ),
+            library_version=library_version,
+            mode=finding["mode"],
+            mode_text=MODE_TEXT[finding["mode"]],
+            dtype=dtype,
+            transform=transform,
+            transform_text=TRANSFORM_TEXT[transform],
+            transform_source=TRANSFORM_RULES[transform],
+            unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
+            low_k=LOW_K,
+            k=K,
+            weights=WEIGHTS,
+            refuse_text=" or JAX refuses the mode" if silent else "",
+            only_output=finding.get("only_output"),
+            nondiff=tuple(rec["nondiff_outputs"]),
+            args="\n".join(_array_literal(a, b) for a, b in zip(rec["args"], imag)),
+            call_source=rec["call_source"].rstrip() + "\n",
+            op=finding["op"],
+            exit_on_raise=0 if silent else 1,
+            **TAIL_TOLERANCES,
+        )
     )
 
 

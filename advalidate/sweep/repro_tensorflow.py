@@ -18,6 +18,7 @@ from advalidate.differences import standalone_source
 from advalidate.oracles.function_checks import K
 from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
 from advalidate.sweep.literals import float_literal
+from advalidate.sweep.pysource import laid_out, summary
 from advalidate.sweep.repro_torch import TAIL_TOLERANCES, verdict_tail
 
 TEMPLATE = (
@@ -26,7 +27,8 @@ TEMPLATE = (
 
 Found by `advalidate sweep tensorflow` ({library_version}); this file uses TensorFlow's own API only.
 Mode: {mode}, dtype {dtype}, transform {transform}
-({mode_text}; {transform_text}).
+({mode_text};
+{transform_text}).
 Prints TF's directional derivative and central differences (Ridders' extrapolation) of TF's
 own eager float64 function; exits 1 while they disagree (the bug is there), 0 once they
 agree{refuse_text}.
@@ -35,6 +37,8 @@ agree{refuse_text}.
 import math
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -150,7 +154,7 @@ def phi(s):
 
 
 '''
-    + standalone_source("dfridr")
+    + standalone_source("dfridr", imports=False)
     + '''
 
 
@@ -160,8 +164,13 @@ SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lo
 def derivative():
     """<W, dS(X)[V]> by the mode under test, under the transform, run in DTYPE."""
     op = wrap(F)
-    sl = {{"reverse": op, "forward": op, "rev_over_rev": wrap(rev(op, U)), "fwd_over_rev": wrap(rev(op, U)),
-          "fwd_over_fwd": wrap(fwd(op, TAN))}}[MODE]
+    sl = {{
+        "reverse": op,
+        "forward": op,
+        "rev_over_rev": wrap(rev(op, U)),
+        "fwd_over_rev": wrap(rev(op, U)),
+        "fwd_over_fwd": wrap(fwd(op, TAN)),
+    }}[MODE]
     if MODE in ("reverse", "rev_over_rev"):
         pairs = list(zip(np_list(wrap(rev(sl, W))(*XL)), V))
     else:
@@ -226,26 +235,30 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         "silent-wrong": "returns a wrong derivative instead of refusing",
     }.get(kind, "derivative is wrong")
     imag = rec.get("args_imag") or [None] * len(rec["args"])
-    return TEMPLATE.format(
-        title=f"tensorflow {finding['op']}: {finding['mode']} {what} "
-        f"(sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})",
-        library_version=library_version,
-        mode=finding["mode"],
-        mode_text=MODE_TEXT[finding["mode"]],
-        refuse_text=" or TF refuses the mode" if silent else "",
-        only_output=finding.get("only_output"),
-        nondiff=tuple(rec["nondiff_outputs"]),
-        args="\n".join(_literal(a, b) for a, b in zip(rec["args"], imag)),
-        dtype=dtype,
-        transform=transform,
-        transform_text=TRANSFORM_TEXT[transform],
-        unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
-        low_k=LOW_K,
-        k=K,
-        call_source=rec["call_source"].rstrip() + "\n",
-        op=finding["op"],
-        exit_on_raise=0 if silent else 1,
-        **TAIL_TOLERANCES,
+    return laid_out(
+        TEMPLATE.format(
+            title=summary(
+                f"tensorflow {finding['op']}: {finding['mode']} {what} "
+                f"(sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
+            ),
+            library_version=library_version,
+            mode=finding["mode"],
+            mode_text=MODE_TEXT[finding["mode"]],
+            refuse_text=" or TF refuses the mode" if silent else "",
+            only_output=finding.get("only_output"),
+            nondiff=tuple(rec["nondiff_outputs"]),
+            args="\n".join(_literal(a, b) for a, b in zip(rec["args"], imag)),
+            dtype=dtype,
+            transform=transform,
+            transform_text=TRANSFORM_TEXT[transform],
+            unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
+            low_k=LOW_K,
+            k=K,
+            call_source=rec["call_source"].rstrip() + "\n",
+            op=finding["op"],
+            exit_on_raise=0 if silent else 1,
+            **TAIL_TOLERANCES,
+        )
     )
 
 

@@ -17,6 +17,7 @@ from advalidate.oracles.function import GIVE_UP
 from advalidate.oracles.function_checks import K
 from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
 from advalidate.sweep.literals import float_literal
+from advalidate.sweep.pysource import laid_out, summary
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
 
 #: The verdict of a sweep repro.py (shared by the torch and JAX templates): Ridders differences
@@ -35,8 +36,8 @@ except Exception as exc:
     sys.exit({exit_on_raise})
 # Differences exactly 0 ± 0: the pass is flat to the last bit over the whole stencil; a rule's
 # value there is judged against the size of <W, dS V> (rounding of a right rule is no bug).
-size = max(SIZES + [0.0])
-flat = {flat_rtol!r} * norm(W) * norm(V) * size if expected == 0.0 and err == 0.0 else 0.0
+out_size = max(SIZES + [0.0])
+flat = {flat_rtol!r} * norm(W) * norm(V) * out_size if expected == 0.0 and err == 0.0 else 0.0
 tol = max(10 * err, {rtol!r} * max(abs(expected), abs(actual)), {atol!r}, flat, LOW)
 print(f"LIB {{VERSION}}, {{MODE}} of {op}:")
 print(f"  LABEL{{actual!r}}")
@@ -70,7 +71,8 @@ TEMPLATE = (
 
 Found by `advalidate sweep torch` ({library_version}); this file uses torch's own API only.
 Mode: {mode}, dtype {dtype}, transform {transform}
-({mode_text}; {transform_text}).
+({mode_text};
+{transform_text}).
 Prints torch's directional derivative and central differences (Ridders' extrapolation) of
 torch's own float64 function; exits 1 while they disagree (the bug is there), 0 once they
 agree{refuse_text}.
@@ -78,10 +80,11 @@ agree{refuse_text}.
 
 import math
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import torch
-import torch.autograd.forward_ad as fwad
-
+{fwad_import}
 MODE = {mode!r}
 TRANSFORM = {transform!r}
 DTYPE = torch.{dtype}  # the rule runs in this dtype; the differences in float64 at the same point
@@ -241,7 +244,7 @@ def phi(s):
 
 
 """
-    + standalone_source("dfridr")
+    + standalone_source("dfridr", imports=False)
     + """
 
 
@@ -278,8 +281,13 @@ def low_allowance():
 _EAGER_RULE = """
 def eager_rule(FT):
     \"\"\"The rule by torch.autograd (forward_ad; torch.func.jvp for fwd_over_fwd) on FT.\"\"\"
-    G = {"reverse": FT, "forward": FT, "rev_over_rev": rev_pass(FT, U), "fwd_over_rev": rev_pass(FT, U),
-         "fwd_over_fwd": fwd_pass(FT, TAN)}[MODE]
+    G = {
+        "reverse": FT,
+        "forward": FT,
+        "rev_over_rev": rev_pass(FT, U),
+        "fwd_over_rev": rev_pass(FT, U),
+        "fwd_over_fwd": fwd_pass(FT, TAN),
+    }[MODE]
     if MODE in ("reverse", "rev_over_rev"):
         xs = [x.clone().requires_grad_(True) for x in XL]
         with torch.enable_grad():
@@ -299,16 +307,20 @@ _FUNC_RULE = """
 def func_rule(jac, finish):
     \"\"\"The rule by torch.func (jacrev / jacfwd contracted if jac), its core passed through finish.\"\"\"
     rev, fwd = vjp_core(F, nonzero(U), jac), jvp_core(F, jac)  # the first-order passes, by torch.func
-    G = {"reverse": F, "forward": F, "rev_over_rev": lambda *xs: rev(U, *xs),
-         "fwd_over_rev": lambda *xs: rev(U, *xs), "fwd_over_fwd": lambda *xs: fwd(TAN, *xs)}[MODE]
+    G = {
+        "reverse": F,
+        "forward": F,
+        "rev_over_rev": lambda *xs: rev(U, *xs),
+        "fwd_over_rev": lambda *xs: rev(U, *xs),
+        "fwd_over_fwd": lambda *xs: fwd(TAN, *xs),
+    }[MODE]
     if MODE in ("reverse", "rev_over_rev"):
         return finish(vjp_core(G, nonzero(W), jac))(tuple(W), *XL)
     return finish(jvp_core(G, jac))(tuple(V), *XL)
 """
 TRANSFORM_RULES = {
     "eager": _EAGER_RULE + "\n\ndef transformed_rule():\n    return eager_rule(F)\n",
-    "checkpoint": "from torch.utils.checkpoint import checkpoint\n"
-    + _EAGER_RULE
+    "checkpoint": _EAGER_RULE
     + """
 
 def transformed_rule():
@@ -355,7 +367,7 @@ def transformed_rule():
     return func_rule(False, compiled)
 """
 for _backend in ("aot_eager", "inductor"):
-    TRANSFORM_RULES[_backend] = f"BACKEND = {_backend!r}\n" + _EAGER_RULE + _FUNC_RULE + _COMPILED_RULE
+    TRANSFORM_RULES[_backend] = f"BACKEND = {_backend!r}\n\n" + _EAGER_RULE + "\n" + _FUNC_RULE + _COMPILED_RULE
 TRANSFORM_TEXT = {
     "eager": "eager torch",
     "checkpoint": "torch.utils.checkpoint(f, use_reentrant=False)",
@@ -410,24 +422,29 @@ def render(finding: dict[str, Any], library_version: str) -> str:
         + f" (sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
     )
     imag = rec.get("args_imag") or [None] * len(rec["args"])
-    return TEMPLATE.format(
-        title=title,
-        library_version=library_version,
-        mode=finding["mode"],
-        mode_text=MODE_TEXT[finding["mode"]],
-        refuse_text=" or torch refuses the mode" if silent else "",
-        only_output=finding.get("only_output"),
-        nondiff=tuple(rec["nondiff_outputs"]),
-        args="\n".join(_tensor_literal(a, b) for a, b in zip(rec["args"], imag)),
-        dtype=dtype,
-        transform=transform,
-        transform_text=TRANSFORM_TEXT[transform],
-        transform_source=TRANSFORM_RULES[transform],
-        unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
-        low_k=LOW_K,
-        k=K,
-        call_source=rec["call_source"].rstrip() + "\n",
-        op=finding["op"],
-        exit_on_raise=0 if silent else 1,
-        **TAIL_TOLERANCES,
+    uses_fwad = "fwad." in TRANSFORM_RULES[transform]
+    return laid_out(
+        TEMPLATE.format(
+            title=summary(title),
+            library_version=library_version,
+            mode=finding["mode"],
+            mode_text=MODE_TEXT[finding["mode"]],
+            refuse_text=" or torch refuses the mode" if silent else "",
+            only_output=finding.get("only_output"),
+            nondiff=tuple(rec["nondiff_outputs"]),
+            args="\n".join(_tensor_literal(a, b) for a, b in zip(rec["args"], imag)),
+            dtype=dtype,
+            transform=transform,
+            transform_text=TRANSFORM_TEXT[transform],
+            transform_source=TRANSFORM_RULES[transform],
+            unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
+            low_k=LOW_K,
+            k=K,
+            call_source=rec["call_source"].rstrip() + "\n",
+            op=finding["op"],
+            exit_on_raise=0 if silent else 1,
+            fwad_import=("import torch.autograd.forward_ad as fwad\n" if uses_fwad else "")
+            + ("from torch.utils.checkpoint import checkpoint\n" if transform == "checkpoint" else ""),
+            **TAIL_TOLERANCES,
+        )
     )
