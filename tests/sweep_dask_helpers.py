@@ -61,3 +61,26 @@ def troubled_worker_main(conn: Any, cfg: Any) -> None:
 
     worker.check_op = wrapped
     worker.sweep_worker_main(conn, cfg)
+
+
+#: Seconds a paced worker waits after each record it sends.
+PACE = 1.0
+
+
+def paced_worker_main(conn: Any, cfg: Any) -> None:
+    """The sweep worker, sending its records at most one per `PACE` seconds: two ops in flight on
+    two workers are then both still running when the client has seen three records, so an
+    interrupt there cuts an op short whatever the machine's speed."""
+    from advalidate.sweep import worker
+
+    check_op = worker.check_op
+
+    def wrapped(name: str, cfg: Any, send: Any) -> int:
+        def paced(payload: Any) -> None:
+            send(payload)
+            time.sleep(PACE)
+
+        return check_op(name, cfg, paced)
+
+    worker.check_op = wrapped
+    worker.sweep_worker_main(conn, cfg)

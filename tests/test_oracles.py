@@ -361,6 +361,10 @@ ORACLE_LITERALS = {
     ("function_kink.py", 1e-08): 1,  # TINY_SHARE: a derivative counted as zero
     ("function_kink.py", 0.001): 1,  # STAIR_AGREE: the right quotient against the slope beside a jump
     ("function_kink.py", 1e-05): 1,  # PLAIN_STEP: plain right quotients where the differences are spoilt
+    # which elements of a large input sit at a kink (a jump of their one-sided slopes): finding too
+    # many only sends more elements to the kink judgement, never passes one
+    ("function_blocks.py", 0.001): 1,  # JUMP_REL
+    ("function_blocks.py", 1e-12): 2,  # the jump's floor, relative to the largest slope
     ("kinks.py", 1e-09): 2,  # the hull's atol and the residual's slack
     ("kinks.py", 1e-07): 1,  # eps
     ("kinks.py", 1e-06): 1,  # the hull's rtol

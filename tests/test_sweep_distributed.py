@@ -310,11 +310,17 @@ def test_a_killed_worker_loses_no_record_and_an_op_past_its_deadline_keeps_its_r
 
 
 def test_an_interrupted_sweep_keeps_its_records_and_resume_checks_only_the_ops_not_done(
-    cluster: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path
+    cluster: Any, local_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import sweep_dask_helpers as H
+
+    from advalidate.sweep import worker
+
     local_out, _ = local_run
     ops, out = OPS[:3], tmp_path / "o"  # no finding: no repro.py to confirm, twice
-    first = sweep(out, cluster.scheduler_address, ops=ops, progress=Quiet(stop_at=3))
+    with monkeypatch.context() as m:  # paced: the interrupt lands inside an op on any machine
+        m.setattr(worker, "sweep_worker_main", H.paced_worker_main)
+        first = sweep(out, cluster.scheduler_address, ops=ops, progress=Quiet(stop_at=3))
     assert first["stopped"].startswith("interrupted") and first["records"] >= 3
     done_first = {json.loads(x)["op_done"] for x in (out / "results.jsonl").read_text().splitlines() if "op_done" in x}
     assert len(done_first) < len(ops)

@@ -16,7 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from advalidate.sweep import modes_torch  # noqa: E402
+from advalidate.sweep import modes_torch, transforms_torch  # noqa: E402
 from advalidate.sweep.check import check_record  # noqa: E402
 from advalidate.sweep.records import MODES, TRANSFORMS, OpRecord  # noqa: E402
 from advalidate.sweep.repro_torch import render  # noqa: E402
@@ -108,13 +108,13 @@ class OldStyleSin(torch.autograd.Function):
 
 def test_every_torch_transform_has_the_modes_check_py_calls():
     for name in TRANSFORMS["torch"]:
-        b = modes_torch.transformed(name)
+        b = transforms_torch.transformed(name)
         for attr in ("leaves", "tensor", "vjp", "jvp", "func_jvp", "reverse_fn", "forward_fn"):
             assert callable(getattr(b, attr)), (name, attr)
-        assert modes_torch.transformed(name) is b  # one object per transform: compiled code is cached on it
-    assert modes_torch.transformed("eager") is modes_torch
+        assert transforms_torch.transformed(name) is b  # one object per transform: compiled code is cached on it
+    assert transforms_torch.transformed("eager") is modes_torch
     with pytest.raises(ValueError, match="unknown torch transform"):
-        modes_torch.transformed("jit")
+        transforms_torch.transformed("jit")
 
 
 def test_tensor_takes_a_dtype_name():
@@ -147,12 +147,12 @@ def test_the_transform_rules_really_run_under_the_transform():
     u = modes_torch.tensor(np.ones(3))
     right = np.cos(X)
     for name in ("func", "vmap"):
-        got = modes_torch.transformed(name).vjp(WrongWhenBatched.apply)(u, x)
+        got = transforms_torch.transformed(name).vjp(WrongWhenBatched.apply)(u, x)
         np.testing.assert_allclose(got.numpy(), 1.5 * right, rtol=1e-14)
-    got = modes_torch.transformed("aot_eager").vjp(WrongWhenCompiled.apply)(u, x)
+    got = transforms_torch.transformed("aot_eager").vjp(WrongWhenCompiled.apply)(u, x)
     np.testing.assert_allclose(got.numpy(), 1.5 * right, rtol=1e-14)
     for name in ("eager", "checkpoint"):
-        got = modes_torch.transformed(name).vjp(WrongWhenCompiled.apply)(u, x)
+        got = transforms_torch.transformed(name).vjp(WrongWhenCompiled.apply)(u, x)
         np.testing.assert_allclose(got.numpy(), right, rtol=1e-14)
 
 
@@ -193,7 +193,7 @@ def test_a_graph_break_is_refused_not_run_eagerly():
 
     x, u = modes_torch.tensor(X), modes_torch.tensor(np.ones(3))
     with pytest.raises(Exception, match="graph_break|graph break"):
-        modes_torch.transformed("aot_eager").vjp(breaks)(u, x)
+        transforms_torch.transformed("aot_eager").vjp(breaks)(u, x)
 
 
 # -- repro.py ---------------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ def test_the_compiled_primal_is_kept_per_op_function_and_dynamo_reset_on_a_new_o
 
     resets = []
     monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(1))
-    b = modes_torch.transformed("aot_eager")
+    b = transforms_torch.transformed("aot_eager")
     u = [modes_torch.tensor(np.ones(3))]
     b.reverse_fn(torch.sin, u)
     first, count = b._compiled_primal, len(resets)

@@ -48,7 +48,7 @@ PLAN = {
     "fwd_over_fwd": ("forward", "forward"),
 }
 BACKENDS = {
-    "torch": "advalidate.sweep.modes_torch",
+    "torch": "advalidate.sweep.transforms_torch",
     "jax": "advalidate.sweep.modes_jax",
     "tensorflow": "advalidate.sweep.modes_tensorflow",
 }

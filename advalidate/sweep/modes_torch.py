@@ -7,8 +7,8 @@ pass x -> J(x)t. The second-order modes are the first-order rules applied to tho
 fwd_over_rev = jvp(reverse_fn), rev_over_rev = vjp(reverse_fn), fwd_over_fwd = jvp(forward_fn)
 (torch.func.jvp, since forward_ad levels do not nest). An output's cotangent that is all zero is
 left out, as torch leaves out an output that was not used: that path is a rule of its own.
-`transformed(name)` gives the same functions under a transform of issue #38 (torch.compile,
-torch.func, vmap, checkpoint: `transforms_torch`); this module is the "eager" one.
+`transforms_torch.transformed(name)` gives the same functions under a transform of issue #38
+(torch.compile, torch.func, vmap, checkpoint); this module is its "eager" one.
 """
 
 from __future__ import annotations
@@ -140,15 +140,3 @@ def tensor(a: Any, dtype: str = "float64") -> Any:
     if dtype not in TORCH_DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; known: {', '.join(TORCH_DTYPES)}")
     return torch.as_tensor(a, dtype=TORCH_DTYPES[dtype])
-
-
-def transformed(transform: str) -> Any:
-    """This module's modes under `transform` (`records.TRANSFORMS["torch"]`): "eager" is the
-    module itself, the others `transforms_torch`'s (compile, torch.func, vmap, checkpoint)."""
-    import sys
-
-    if transform == "eager":
-        return sys.modules[__name__]
-    from advalidate.sweep import transforms_torch
-
-    return transforms_torch.transformed(transform)

@@ -296,7 +296,10 @@ _MADE: dict[str, Any] = {}
 
 
 def transformed(name: str) -> Any:
-    """The modes under transform `name` (one object per name: the compiled ones keep state)."""
+    """The modes under transform `name` (`records.TRANSFORMS["torch"]`): "eager" is `modes_torch`
+    itself, the others one object per name (the compiled ones keep state)."""
+    if name == "eager":
+        return eager
     if name not in _TRANSFORMS:
         raise ValueError(f"unknown torch transform {name!r}; known: eager, {', '.join(_TRANSFORMS)}")
     if name not in _MADE:
