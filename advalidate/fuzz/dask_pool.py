@@ -34,7 +34,6 @@ campaign asks for a scheduler.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib.util
 import itertools
@@ -44,14 +43,14 @@ import tempfile
 import time
 import uuid
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..runner.cluster import ClusterError, missing_extra, refused
 from ..runner.cluster import connect as connect_cluster
-from ..runner.cluster_worker import checkin, checkout, forward, run_in_child, stop_campaign
+from ..runner.cluster_client import ClusterClient, Slot
+from ..runner.cluster_worker import checkin, checkout, forward, run_in_child
 from ..runner.cluster_worker import unimportable as _unimportable
 from .errors import CampaignError
 from .pool import STARTUP_TIMEOUT, Event, Pool
@@ -68,7 +67,6 @@ BATCH_SECONDS = 1.0
 FIRST_BATCH, MIN_BATCH, MAX_BATCH = 8, 1, 64
 BATCHES_PER_THREAD = 2
 MAX_RESUBMITS = 3
-REFRESH_EVERY = 5.0  # seconds between looks at the cluster's size (it may grow or shrink)
 
 
 # ---- the worker side: runs inside a Dask worker process (children: runner/cluster_worker.py) ---
@@ -97,17 +95,6 @@ def run_tasks(token: str, cfg: WorkerConfig, tasks: list[tuple[tuple, float]], t
 
 
 @dataclass
-class Slot:
-    """Room for one task in the campaign's view (the `pool.Worker` it dispatches to)."""
-
-    ident: int
-    task: Any = None
-    timeout: float = 0.0
-    started: float = 0.0
-    ready: bool = True
-
-
-@dataclass
 class Batch:
     key: str
     slots: list[Slot]
@@ -124,8 +111,10 @@ def connect(scheduler: str) -> tuple[Any, Any]:
         raise CampaignError(str(exc)) from None
 
 
-class DaskPool:
+class DaskPool(ClusterClient):
     """The campaign's programs and shrinks, as batches of tasks on a Dask cluster (see the module)."""
+
+    error = CampaignError
 
     def __init__(
         self, scheduler: str, cfg: WorkerConfig, modules: list[str] | None = None, batch_size: int | None = None
@@ -158,18 +147,8 @@ class DaskPool:
 
     # -- the cluster ---------------------------------------------------------------------------
 
-    def _refresh(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._refreshed < REFRESH_EVERY:
-            return
-        self._refreshed = now
-        nthreads = self.client.nthreads()
-        self.nworkers = len(nthreads)
-        self.threads = max(1, sum(nthreads.values()))
-
     def describe(self) -> str:
-        where = "a local Dask cluster" if self.cluster is not None else f"Dask at {self.scheduler}"
-        return f"{where}: {self.nworkers} workers, {self.threads} threads, first batches of {self.batch_size}"
+        return f"{self._where()}, first batches of {self.batch_size}"
 
     def _ship(self, specs: list[str]) -> None:
         """Make every plug-in engine's module importable on the workers, as the client has it.
@@ -242,27 +221,9 @@ class DaskPool:
             self._flush()
             return self._events(timeout)
 
-    @contextlib.contextmanager
-    def _scheduler_lost(self) -> Iterator[None]:
-        """The connection to the scheduler gone for good (the client retried): the campaign ends,
-        with what it found written and what was out listed for --resume."""
-        try:
-            yield
-        except OSError as exc:
-            raise CampaignError(f"lost the Dask scheduler at {self.scheduler} ({exc}); --resume continues") from None
-
     def _events(self, timeout: float) -> list[Event]:
         events = self._progress_events() + self._overdue()
-        try:
-            done = [self._done.get(timeout=0.0 if events else timeout)]
-        except queue.Empty:
-            done = []
-        while True:
-            try:
-                done.append(self._done.get_nowait())
-            except queue.Empty:
-                break
-        for fut in done:
+        for fut in self._finished_futures(0.0 if events else timeout):
             events.extend(self._finished(fut))
         return events
 
@@ -273,18 +234,7 @@ class DaskPool:
         self._busy.clear()
         self._pending.clear()
         client = getattr(self, "client", None)
-        if client is None:
-            return
-        # Each step on its own: on a cluster that is already gone, there is nothing left to clean up.
-        steps = [lambda: client.cancel(futures), lambda: client.run(stop_campaign, self.token, on_error="ignore")]
-        steps += [lambda name=name: client.unregister_worker_plugin(name) for name in self._plugins]
-        for step in steps:
-            with contextlib.suppress(Exception):
-                step()
-        client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-        self.client = None
+        self._let_go(futures, tuple(lambda name=name: client.unregister_worker_plugin(name) for name in self._plugins))
 
     # -- batches ---------------------------------------------------------------------------------
 

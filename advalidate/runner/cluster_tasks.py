@@ -20,22 +20,20 @@ Nothing checked is lost:
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import pickle
 import queue
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cluster import ClusterError, connect
-from .cluster_worker import checkin, checkout, forward, run_in_child, stop_campaign, unimportable
+from .cluster_client import ClusterClient, Slot
+from .cluster_worker import checkin, checkout, forward, run_in_child, unimportable
 from .pool import STARTUP_TIMEOUT, Event, Pool
 
 MAX_RESUBMITS = 3
-REFRESH_EVERY = 5.0  # seconds between looks at the cluster's size (it may grow or shrink)
 #: A task's backstop on the client, in (its deadline + a child's start) units: the child enforces the
 #: deadline; this bounds a task whose worker hangs in a way no deadline catches.
 BACKSTOP = 2
@@ -61,17 +59,6 @@ def run_task(token: str, cfg: Any, target: Any, task: tuple, timeout: float, top
 
 
 @dataclass
-class Slot:
-    """Room for one task in the campaign's view (the `pool.Worker` it dispatches to)."""
-
-    ident: int
-    task: Any = None
-    timeout: float = 0.0
-    started: float = 0.0
-    ready: bool = True
-
-
-@dataclass
 class _Out:
     slot: Slot
     future: Any = None
@@ -81,8 +68,10 @@ class _Out:
     seen: set[int] = field(default_factory=set)  # numbers of the partial replies passed on
 
 
-class TaskPool:
+class TaskPool(ClusterClient):
     """A campaign's tasks on a Dask cluster, one Dask task each (see the module)."""
+
+    error = ClusterError
 
     def __init__(self, scheduler: str) -> None:
         """Connect to `scheduler` (an address or `local:N`: `cluster.connect`): a campaign does so
@@ -121,18 +110,8 @@ class TaskPool:
         self.cfg, self.target = cfg, target
         return self
 
-    def _refresh(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._refreshed < REFRESH_EVERY:
-            return
-        self._refreshed = now
-        nthreads = self.client.nthreads()
-        self.nworkers = len(nthreads)
-        self.threads = max(1, sum(nthreads.values()))
-
     def describe(self) -> str:
-        where = "a local Dask cluster" if self.cluster is not None else f"Dask at {self.scheduler}"
-        return f"{where}: {self.nworkers} workers, {self.threads} threads"
+        return self._where()
 
     # -- what the campaign calls ---------------------------------------------------------------
 
@@ -152,15 +131,7 @@ class TaskPool:
         with self._scheduler_lost():
             self._refresh()
             events = self._partial_events() + self._overdue()
-            try:
-                done = [self._done.get(timeout=0.0 if events else timeout)]
-            except queue.Empty:
-                done = []
-            while True:
-                try:
-                    done.append(self._done.get_nowait())
-                except queue.Empty:
-                    break
+            done = self._finished_futures(0.0 if events else timeout)
             events += self._partial_events()  # those that came while waiting go before their task's end
             for fut in done:
                 events.extend(self._finished(fut))
@@ -171,29 +142,9 @@ class TaskPool:
         futures = [o.future for o in self._out.values() if o.future is not None]
         self._out.clear()
         self._keyed.clear()
-        client = getattr(self, "client", None)
-        if client is None:
-            return
-        # Each step on its own: on a cluster that is already gone, there is nothing left to clean up.
-        for step in (lambda: client.cancel(futures), lambda: client.run(stop_campaign, self.token, on_error="ignore")):
-            with contextlib.suppress(Exception):
-                step()
-        with contextlib.suppress(Exception):
-            client.close()
-        if self.cluster is not None:
-            with contextlib.suppress(Exception):
-                self.cluster.close()
-        self.client = None
+        self._let_go(futures)
 
     # -- tasks ---------------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _scheduler_lost(self) -> Iterator[None]:
-        """The connection to the scheduler gone for good (the client retried): the campaign ends."""
-        try:
-            yield
-        except OSError as exc:
-            raise ClusterError(f"lost the Dask scheduler at {self.scheduler} ({exc}); --resume continues") from None
 
     def _send(self, out: _Out) -> None:
         s = out.slot
