@@ -18,12 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from advalidate.differences import standalone_source
-from advalidate.oracles.function_checks import K
-from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
-from advalidate.sweep.literals import float_literal
 from advalidate.sweep.modes_jax import WEIGHTS
-from advalidate.sweep.pysource import laid_out, summary
+from advalidate.sweep.pysource import laid_out
+from advalidate.sweep.repro_common import DIFFERENCES, low_allowance, nested, template_fields
 from advalidate.sweep.repro_torch import MODE_TEXT as _TORCH_MODE_TEXT
 from advalidate.sweep.repro_torch import TAIL_TOLERANCES, verdict_tail
 
@@ -145,17 +142,9 @@ def phi_at(base, s):
     return math.fsum(dot(w, y) for w, y in zip(W, S(*[x + s * v for x, v in zip(base, V)])))
 
 
-def phi(s):
-    return phi_at(X, s)
-
-
 '''
-    + standalone_source("dfridr", imports=False)
+    + DIFFERENCES
     + '''
-
-
-SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lower-precision allowance
-
 
 def derivative():
     """<W, dS(X)[V]> by the mode under the transform, run in DTYPE."""
@@ -177,19 +166,13 @@ def derivative():
     return math.fsum(dot(a, b) for a, b in pairs)
 
 
-def low_allowance():
-    """0 in float64; in a lower precision: LOW_K units of rounding of the terms, plus K times how far
-    the derivative moves when the inputs move by one rounding (from float64 differences, never the rule)."""
-    if UNIT is None:
-        return 0.0
-    signs = [jnp.where(rng.standard_normal(np.shape(x)) >= 0, 1.0, -1.0) for x in X]
-    moved, moved_err = dfridr(lambda s: phi_at([x * (1 + UNIT * g) for x, g in zip(X, signs)], s))
-    allowance = LOW_K * UNIT * SIZE[0] + K * (abs(moved - expected) + moved_err + err)
-    ulps = abs(actual - expected) / (2 * UNIT * max(abs(expected), 1e-300))
-    print(f"  {{DTYPE.__name__}}: allowance {{allowance:.3g}} (error {{ulps:.3g}} ulps of the derivative)")
-    return allowance
-
 '''
+    + low_allowance(
+        "jnp.where(rng.standard_normal(np.shape(x)) >= 0, 1.0, -1.0)",
+        "x * (1 + UNIT * g)",
+        "    ulps = abs(actual - expected) / (2 * UNIT * max(abs(expected), 1e-300))\n"
+        '    print(f"  {{DTYPE.__name__}}: allowance {{allowance:.3g}} (error {{ulps:.3g}} ulps of the derivative)")\n',
+    )
     + verdict_tail(
         "jax", "jax.__version__", "[float(jnp.abs(y).max()) for y in S(*X) if np.size(y)]", "low_allowance()"
     )
@@ -234,60 +217,23 @@ MODE_TEXT = {
 }
 
 
-def _nested(x: Any) -> str:
-    if isinstance(x, list):
-        return "[" + ", ".join(_nested(e) for e in x) + "]"
-    return float_literal(float(x))
-
-
 def _array_literal(values: Any, imag: Any = None) -> str:
     """One input as exact float64 literals (a complex one as its two parts)."""
     if imag is None:
-        return f"    np.array({_nested(values)}, dtype=np.float64),"
+        return f"    np.array({nested(values)}, dtype=np.float64),"
     # np.add / np.multiply rather than `+` / `*`: one call, which a too-long line splits at its brackets
     return (
-        f"    np.add(np.array({_nested(values)}, dtype=np.float64), "
-        f"np.multiply(1j, np.array({_nested(imag)}, dtype=np.float64))),"
+        f"    np.add(np.array({nested(values)}, dtype=np.float64), "
+        f"np.multiply(1j, np.array({nested(imag)}, dtype=np.float64))),"
     )
 
 
 def render(finding: dict[str, Any], library_version: str) -> str:
     """The repro.py text of a JAX finding (finding.json's fields)."""
-    rec = finding["record"]
-    kind = finding["kind"]
-    dtype = finding.get("dtype", rec.get("dtype", "float64"))
-    transform = finding.get("transform", rec.get("transform", "eager"))
-    silent = kind.startswith("silent")
-    what = {
-        "silent-zero": "returns a zero derivative instead of refusing",
-        "silent-wrong": "returns a wrong derivative instead of refusing",
-    }.get(kind, "derivative is wrong")
-    imag = rec.get("args_imag") or [None] * len(rec["args"])
+    fields = template_fields(finding, library_version, "jax", "JAX", MODE_TEXT, TRANSFORM_TEXT, _array_literal)
     return laid_out(
         TEMPLATE.format(
-            title=summary(
-                f"jax {finding['op']}: {finding['mode']} {what} "
-                f"(sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
-            ),
-            library_version=library_version,
-            mode=finding["mode"],
-            mode_text=MODE_TEXT[finding["mode"]],
-            dtype=dtype,
-            transform=transform,
-            transform_text=TRANSFORM_TEXT[transform],
-            transform_source=TRANSFORM_RULES[transform],
-            unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
-            low_k=LOW_K,
-            k=K,
-            weights=WEIGHTS,
-            refuse_text=" or JAX refuses the mode" if silent else "",
-            only_output=finding.get("only_output"),
-            nondiff=tuple(rec["nondiff_outputs"]),
-            args="\n".join(_array_literal(a, b) for a, b in zip(rec["args"], imag)),
-            call_source=rec["call_source"].rstrip() + "\n",
-            op=finding["op"],
-            exit_on_raise=0 if silent else 1,
-            **TAIL_TOLERANCES,
+            **fields, transform_source=TRANSFORM_RULES[fields["transform"]], weights=WEIGHTS, **TAIL_TOLERANCES
         )
     )
 

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from advalidate.differences import standalone_source
-from advalidate.oracles.function_checks import K
-from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
-from advalidate.sweep.literals import float_literal
-from advalidate.sweep.pysource import laid_out, summary
+from advalidate.sweep.pysource import laid_out
+from advalidate.sweep.repro_common import DIFFERENCES, low_allowance, nested, template_fields
 from advalidate.sweep.repro_torch import TAIL_TOLERANCES, verdict_tail
 
 TEMPLATE = (
@@ -149,17 +146,9 @@ def phi_at(base, s):
     return math.fsum(dot(w, y) for w, y in zip(W, S(*[x + s * tf.constant(v, dtype=x.dtype) for x, v in zip(base, V)])))
 
 
-def phi(s):
-    return phi_at(X, s)
-
-
 '''
-    + standalone_source("dfridr", imports=False)
+    + DIFFERENCES
     + '''
-
-
-SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lower-precision allowance
-
 
 def derivative():
     """<W, dS(X)[V]> by the mode under test, under the transform, run in DTYPE."""
@@ -179,18 +168,12 @@ def derivative():
     return math.fsum(dot(a, b) for a, b in pairs)
 
 
-def low_allowance():
-    """0 in float64; in a lower precision: LOW_K units of rounding of the terms, plus K times how far
-    the derivative moves when the inputs move by one rounding (from float64 differences, never the rule)."""
-    if UNIT is None:
-        return 0.0
-    signs = [np.where(rng.standard_normal(np.shape(x)) >= 0, 1.0, -1.0) for x in X]
-    moved, moved_err = dfridr(lambda s: phi_at([x * tf.cast(1 + UNIT * g, x.dtype) for x, g in zip(X, signs)], s))
-    allowance = LOW_K * UNIT * SIZE[0] + K * (abs(moved - expected) + moved_err + err)
-    print(f"  {{DTYPE}}: allowance {{allowance:.3g}}")
-    return allowance
-
 '''
+    + low_allowance(
+        "np.where(rng.standard_normal(np.shape(x)) >= 0, 1.0, -1.0)",
+        "x * tf.cast(1 + UNIT * g, x.dtype)",
+        '    print(f"  {{DTYPE}}: allowance {{allowance:.3g}}")\n',
+    )
     + verdict_tail(
         "tensorflow",
         "tf.__version__",
@@ -209,57 +192,18 @@ MODE_TEXT = {
 TRANSFORM_TEXT = {"eager": "eager TensorFlow", "function": "the op and each pass a tf.function graph"}
 
 
-def _nested(x: Any) -> str:
-    if isinstance(x, list):
-        return "[" + ", ".join(_nested(e) for e in x) + "]"
-    return float_literal(float(x))
-
-
 def _literal(values: Any, imag: Any = None) -> str:
     """One input as exact float64 literals (a complex one as tf.complex of its two parts)."""
-    real = f"tf.constant({_nested(values)}, dtype=tf.float64)"
+    real = f"tf.constant({nested(values)}, dtype=tf.float64)"
     if imag is None:
         return f"    {real},"
-    return f"    tf.complex({real}, tf.constant({_nested(imag)}, dtype=tf.float64)),"
+    return f"    tf.complex({real}, tf.constant({nested(imag)}, dtype=tf.float64)),"
 
 
 def render(finding: dict[str, Any], library_version: str) -> str:
     """The repro.py text of a TensorFlow finding (finding.json's fields)."""
-    rec = finding["record"]
-    kind = finding["kind"]
-    dtype = finding.get("dtype", rec.get("dtype", "float64"))
-    transform = finding.get("transform", rec.get("transform", "eager"))
-    silent = kind.startswith("silent")
-    what = {
-        "silent-zero": "returns a zero derivative instead of refusing",
-        "silent-wrong": "returns a wrong derivative instead of refusing",
-    }.get(kind, "derivative is wrong")
-    imag = rec.get("args_imag") or [None] * len(rec["args"])
-    return laid_out(
-        TEMPLATE.format(
-            title=summary(
-                f"tensorflow {finding['op']}: {finding['mode']} {what} "
-                f"(sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
-            ),
-            library_version=library_version,
-            mode=finding["mode"],
-            mode_text=MODE_TEXT[finding["mode"]],
-            refuse_text=" or TF refuses the mode" if silent else "",
-            only_output=finding.get("only_output"),
-            nondiff=tuple(rec["nondiff_outputs"]),
-            args="\n".join(_literal(a, b) for a, b in zip(rec["args"], imag)),
-            dtype=dtype,
-            transform=transform,
-            transform_text=TRANSFORM_TEXT[transform],
-            unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
-            low_k=LOW_K,
-            k=K,
-            call_source=rec["call_source"].rstrip() + "\n",
-            op=finding["op"],
-            exit_on_raise=0 if silent else 1,
-            **TAIL_TOLERANCES,
-        )
-    )
+    fields = template_fields(finding, library_version, "tensorflow", "TF", MODE_TEXT, TRANSFORM_TEXT, _literal)
+    return laid_out(TEMPLATE.format(**fields, **TAIL_TOLERANCES))
 
 
 __all__ = ["MODE_TEXT", "TEMPLATE", "render"]

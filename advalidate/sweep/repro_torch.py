@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from advalidate.differences import standalone_source
 from advalidate.oracles.function import GIVE_UP
-from advalidate.oracles.function_checks import K
-from advalidate.oracles.function_precision import LOW_K, UNIT_ROUNDOFF, WIDE
-from advalidate.sweep.literals import float_literal
-from advalidate.sweep.pysource import laid_out, summary
+from advalidate.sweep.pysource import laid_out
 from advalidate.sweep.records import ABS_FLOOR, FLAT_RTOL
+from advalidate.sweep.repro_common import DIFFERENCES, low_allowance, nested, template_fields
 
 #: The verdict of a sweep repro.py (shared by the torch and JAX templates): Ridders differences
 #: against the mode's derivative, with the tolerances of `advalidate.sweep.records`.
@@ -239,17 +236,9 @@ def phi_at(base, s):
         return math.fsum(dot(w, y) for w, y in zip(W, S(*[x + s * v for x, v in zip(base, V)])))
 
 
-def phi(s):
-    return phi_at(X, s)
-
-
 """
-    + standalone_source("dfridr", imports=False)
+    + DIFFERENCES
     + """
-
-
-SIZE = [0.0]  # the size of the rule's terms (sum of |w t| or |g v|), for the lower-precision allowance
-
 
 def derivative():
     \"\"\"<W, dS(X)[V]> by the mode under the transform, run in DTYPE.\"\"\"
@@ -259,19 +248,13 @@ def derivative():
     return math.fsum(dot(a, b) for a, b in pairs if a is not None and b is not None)
 
 
-def low_allowance():
-    \"\"\"0 in float64; in a lower precision: LOW_K units of rounding of the terms, plus K times how far
-    the derivative moves when the inputs move by one rounding (from float64 differences, never the rule).\"\"\"
-    if UNIT is None:
-        return 0.0
-    signs = [torch.where(torch.randn(x.shape, generator=gen) >= 0, 1.0, -1.0).to(torch.float64) for x in X]
-    moved, moved_err = dfridr(lambda s: phi_at([x * (1 + UNIT * g) for x, g in zip(X, signs)], s))
-    allowance = LOW_K * UNIT * SIZE[0] + K * (abs(moved - expected) + moved_err + err)
-    ulps = abs(actual - expected) / (2 * UNIT * max(abs(expected), 1e-300))
-    print(f"  {{DTYPE}}: allowance {{allowance:.3g}} (error {{ulps:.3g}} ulps of the derivative)")
-    return allowance
-
 """
+    + low_allowance(
+        "torch.where(torch.randn(x.shape, generator=gen) >= 0, 1.0, -1.0).to(torch.float64)",
+        "x * (1 + UNIT * g)",
+        "    ulps = abs(actual - expected) / (2 * UNIT * max(abs(expected), 1e-300))\n"
+        '    print(f"  {{DTYPE}}: allowance {{allowance:.3g}} (error {{ulps:.3g}} ulps of the derivative)")\n',
+    )
     + verdict_tail(
         "torch", "torch.__version__", "[float(y.detach().abs().max()) for y in S(*X) if y.numel()]", "low_allowance()"
     )
@@ -391,58 +374,25 @@ REPRO_RTOL = 1e-9
 TAIL_TOLERANCES = {"rtol": REPRO_RTOL, "atol": ABS_FLOOR, "flat_rtol": FLAT_RTOL, "give_up": GIVE_UP}
 
 
-def _nested(x: Any) -> str:
-    if isinstance(x, list):
-        return "[" + ", ".join(_nested(e) for e in x) + "]"
-    return float_literal(float(x))
-
-
 def _tensor_literal(values: Any, imag: Any = None) -> str:
     """One input as exact float64 literals (a complex one as torch.complex of its two parts)."""
     if imag is None:
-        return f"    torch.tensor({_nested(values)}, dtype=torch.float64),"
+        return f"    torch.tensor({nested(values)}, dtype=torch.float64),"
     return (
-        f"    torch.complex(torch.tensor({_nested(values)}, dtype=torch.float64), "
-        f"torch.tensor({_nested(imag)}, dtype=torch.float64)),"
+        f"    torch.complex(torch.tensor({nested(values)}, dtype=torch.float64), "
+        f"torch.tensor({nested(imag)}, dtype=torch.float64)),"
     )
 
 
 def render(finding: dict[str, Any], library_version: str) -> str:
     """The repro.py text of a torch finding (finding.json's fields)."""
-    rec = finding["record"]
-    kind = finding["kind"]
-    dtype = finding.get("dtype", rec.get("dtype", "float64"))
-    transform = finding.get("transform", rec.get("transform", "eager"))
-    silent = kind.startswith("silent")
-    title = (
-        f"torch {finding['op']}: {finding['mode']} "
-        + ("returns a zero derivative instead of refusing" if kind == "silent-zero" else "")
-        + ("returns a wrong derivative instead of refusing" if kind == "silent-wrong" else "")
-        + ("derivative is wrong" if kind == "wrong" else "")
-        + f" (sample {finding['sample']}, variant {finding['variant']}; {dtype}, {transform})"
-    )
-    imag = rec.get("args_imag") or [None] * len(rec["args"])
+    fields = template_fields(finding, library_version, "torch", "torch", MODE_TEXT, TRANSFORM_TEXT, _tensor_literal)
+    transform = fields["transform"]
     uses_fwad = "fwad." in TRANSFORM_RULES[transform]
     return laid_out(
         TEMPLATE.format(
-            title=summary(title),
-            library_version=library_version,
-            mode=finding["mode"],
-            mode_text=MODE_TEXT[finding["mode"]],
-            refuse_text=" or torch refuses the mode" if silent else "",
-            only_output=finding.get("only_output"),
-            nondiff=tuple(rec["nondiff_outputs"]),
-            args="\n".join(_tensor_literal(a, b) for a, b in zip(rec["args"], imag)),
-            dtype=dtype,
-            transform=transform,
-            transform_text=TRANSFORM_TEXT[transform],
+            **fields,
             transform_source=TRANSFORM_RULES[transform],
-            unit=None if dtype in WIDE else UNIT_ROUNDOFF[dtype],
-            low_k=LOW_K,
-            k=K,
-            call_source=rec["call_source"].rstrip() + "\n",
-            op=finding["op"],
-            exit_on_raise=0 if silent else 1,
             fwad_import=("import torch.autograd.forward_ad as fwad\n" if uses_fwad else "")
             + ("from torch.utils.checkpoint import checkpoint\n" if transform == "checkpoint" else ""),
             **TAIL_TOLERANCES,
