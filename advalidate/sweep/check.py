@@ -185,7 +185,7 @@ def _subjects(rec: OpRecord, seed: int, grain: str | None = None) -> dict[str, _
         for j, y in enumerate(outs)
     ]
     t = [(_draw(rng, np.shape(a), rec.dtype, grain or rec.dtype), rec.dtype) for a in rec.args]
-    if rec.dtype in WIDE or rec.library == "torch":  # torch's passes take u, t in x's precision
+    if rec.dtype in WIDE or getattr(b, "DIRECTIONS_AT_POINT_PRECISION", False):
         rev = b.reverse_fn(rec.fn, [_as(b, a, dt) for a, dt in u])
         fwd = b.forward_fn(rec.fn, [_as(b, a, dt) for a, dt in t])
     else:  # u and t in the precision of the point: the rule's run and the differences' float64 run

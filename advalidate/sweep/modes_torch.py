@@ -20,6 +20,9 @@ import torch
 import torch.autograd.forward_ad as fwad
 
 Fn = Callable[..., Any]
+#: reverse_fn / forward_fn cast u and t to the precision of the point they run at, so one pass
+#: serves a low-precision rule and its float64 differences (`check._subjects` reads it)
+DIRECTIONS_AT_POINT_PRECISION = True
 
 
 def leaves(y: Any) -> list[Any]:

@@ -139,6 +139,7 @@ class _Transform:
     """The modes under one transform; `reverse_fn` / `forward_fn` evaluate eagerly (`Pass`)."""
 
     name = ""
+    DIRECTIONS_AT_POINT_PRECISION = eager.DIRECTIONS_AT_POINT_PRECISION
     leaves = staticmethod(leaves)
     tensor = staticmethod(tensor)
 
